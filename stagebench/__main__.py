@@ -1,0 +1,5 @@
+import sys
+
+from stagebench.cli import main
+
+sys.exit(main())

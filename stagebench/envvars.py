@@ -1,0 +1,19 @@
+"""Every environment variable stagebench reads, in one place."""
+
+BOOTSTRAP = "STAGEBENCH_BOOTSTRAP"
+"""Bootstrap servers of an existing Kafka; overrides the embedded broker."""
+
+HOME = "STAGEBENCH_HOME"
+"""Directory of the embedded broker's state (default: the user state dir)."""
+
+CACHE_DIR = "STAGEBENCH_CACHE_DIR"
+"""Directory of resolved jars (default: ~/.cache/stagebench)."""
+
+JAVA_HOME = "JAVA_HOME"
+"""Java runtime used for the broker (default: ``java`` on PATH)."""
+
+SPARK_KAFKA_VERSION = "STAGEBENCH_SPARK_KAFKA_VERSION"
+"""Release of spark-sql-kafka-0-10 to use (default: the PySpark version if published)."""
+
+TEST_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
+"""Test fixtures use this Kafka instead of starting one."""
