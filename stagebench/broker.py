@@ -155,7 +155,7 @@ class EmbeddedBroker:
             log.warning("unreadable broker state %s: removing it", self.state_file)
             self._clean()
             return None
-        if not _is_our_broker(state):
+        if not is_embedded_broker(state.pid):
             print(
                 f"Found a stale broker state (pid {state.pid} is gone): cleaning {self.home}",
                 file=sys.stderr,
@@ -286,9 +286,10 @@ class EmbeddedBroker:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _is_our_broker(state: BrokerState) -> bool:
+def is_embedded_broker(pid: int) -> bool:
+    """True when ``pid`` is a live broker JVM started by :class:`EmbeddedBroker`."""
     try:
-        proc = psutil.Process(state.pid)
+        proc = psutil.Process(pid)
         return (
             proc.is_running()
             and proc.status() != psutil.STATUS_ZOMBIE

@@ -2,6 +2,8 @@
 
 import socket
 
+import psutil
+
 from stagebench.errors import BrokerError
 
 LOOPBACK = "127.0.0.1"
@@ -24,3 +26,14 @@ def ensure_free(port: int) -> None:
                 f"port {port} on {LOOPBACK} is in use; choose another with --port "
                 "or omit it to pick a free one"
             ) from err
+
+
+def listener_pid(port: int) -> int | None:
+    """Pid of the local process listening on TCP ``port``, if it can be seen."""
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                return conn.pid
+    except psutil.AccessDenied:
+        pass
+    return None

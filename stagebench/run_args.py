@@ -1,0 +1,52 @@
+"""Arguments of ``run`` and ``suite``, mapped onto the ``[run]`` config table."""
+
+from pathlib import Path
+from typing import Any
+
+from stagebench.cli_args import add_bootstrap
+
+# (option, [run] key, type, help); None defaults leave the config file's or RunConfig's value
+RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
+    ("--workload", "workload", str, "latency, single-burst or periodic-burst (default: latency)"),
+    ("--rate", "rate", float, "messages/s over both input topics (default: 400)"),
+    ("--duration", "duration_s", float, "measured seconds per run (default: 60)"),
+    ("--warmup", "warmup_s", float, "seconds trimmed at the start (default: 10 %% of the run)"),
+    ("--tail", "tail_s", float, "seconds published after the measured period (default: 5)"),
+    ("--partitions", "partitions", int, "partitions per topic (default: 1)"),
+    ("--master", "master", str, "Spark master, e.g. spark://host:7077 (default: local[2])"),
+    ("--results", "results_dir", str, "directory for run directories (default: results)"),
+]
+
+
+def add_run_arguments(parser) -> None:
+    parser.add_argument(
+        "--config", type=Path, help="TOML file with [run], [publisher], [pipeline], [evaluator]"
+    )
+    parser.add_argument(
+        "--impl",
+        choices=("builtin", "custom"),
+        help="window implementation: Spark's operators or transformWithStateInPandas "
+        "(default: builtin)",
+    )
+    for option, _, kind, help_text in RUN_OPTIONS:
+        parser.add_argument(option, type=kind, help=help_text)
+    add_bootstrap(parser)
+
+
+def run_overrides(args, **extra: Any) -> dict[str, dict[str, Any]]:
+    """The command line's ``[run]`` values (only those given)."""
+    values: dict[str, Any] = {}
+    for _, key, _, _ in RUN_OPTIONS:
+        if (value := getattr(args, _dest(key))) is not None:
+            values[key] = value
+    if args.impl is not None:
+        values["impl"] = args.impl
+    if args.bootstrap is not None:
+        values["bootstrap"] = args.bootstrap
+    values.update({k: v for k, v in extra.items() if v is not None})
+    return {"run": values}
+
+
+def _dest(key: str) -> str:
+    option = next(o for o, k, _, _ in RUN_OPTIONS if k == key)
+    return option.lstrip("-").replace("-", "_")

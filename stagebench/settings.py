@@ -1,0 +1,127 @@
+"""The effective configuration of a run: defaults ← TOML file ← command line.
+
+A TOML file (``--config``) has one table per concern: ``[run]``,
+``[publisher]``, ``[pipeline]``, ``[evaluator]``, whose keys are the fields of
+the concern's configuration class. Unknown tables and keys are errors. Keys
+that a run decides itself (topics, run id, …) or that ``[run]`` owns (rate,
+duration, stage, …) are refused in the other tables, so every setting has
+exactly one place. Every value remembers its source for ``config show``.
+"""
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stagebench.errors import ConfigError
+
+DEFAULT = "default"
+CLI = "command line"
+
+# keys a run sets itself or takes from [run]: section -> key -> where it comes from
+DERIVED: dict[str, dict[str, str]] = {
+    "publisher": {
+        "rate": "[run] rate",
+        "duration_s": "[run] duration_s",
+        "workload": "[run] workload",
+        "speed_topic": "the run's fresh topics",
+        "flow_topic": "the run's fresh topics",
+    },
+    "pipeline": {
+        "stage": "[run] stage",
+        "impl": "[run] impl",
+        "master": "[run] master",
+        "bootstrap": "[run] bootstrap",
+        "output_topic": "the run's fresh topics",
+        "speed_topic": "the run's fresh topics",
+        "flow_topic": "the run's fresh topics",
+        "run_id": "the run",
+        "checkpoint_dir": "the run directory",
+    },
+    "evaluator": {"warmup_s": "[run] warmup_s"},
+}
+
+
+def section_classes() -> dict[str, type]:
+    from evaluator.config import EvaluatorConfig
+    from pipelines.config import PipelineConfig
+    from publisher.config import PublisherConfig
+    from stagebench.runner import RunConfig
+
+    return {
+        "run": RunConfig,
+        "publisher": PublisherConfig,
+        "pipeline": PipelineConfig,
+        "evaluator": EvaluatorConfig,
+    }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Explicitly set values per section, and where each came from."""
+
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.values.get(name, {}))
+
+
+def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
+    """Layer the TOML file at ``path`` (if any) and command-line ``overrides``."""
+    classes = section_classes()
+    values: dict[str, dict[str, Any]] = {name: {} for name in classes}
+    sources: dict[str, dict[str, str]] = {name: {} for name in classes}
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if path is not None:
+        layers.append((f"file {path}", _read_toml(path)))
+    layers.append((CLI, {k: v for k, v in overrides.items() if v}))
+    for source, layer in layers:
+        for section, table in layer.items():
+            if section not in classes:
+                raise ConfigError(
+                    f"unknown table [{section}] in {source} (known: {', '.join(classes)})"
+                )
+            if not isinstance(table, dict):
+                raise ConfigError(f"[{section}] in {source} must be a table")
+            known = {f.name for f in dataclasses.fields(classes[section])}
+            for key, value in table.items():
+                if key in DERIVED.get(section, {}):
+                    raise ConfigError(
+                        f"[{section}] {key} cannot be set: it comes from {DERIVED[section][key]}"
+                    )
+                if key not in known:
+                    raise ConfigError(
+                        f"unknown key [{section}] {key} in {source} "
+                        f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
+                    )
+                values[section][key] = value
+                sources[section][key] = source
+    return Settings(values, sources)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except FileNotFoundError as err:
+        raise ConfigError(f"config file {path} not found") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
+
+
+def effective(settings: Settings) -> list[tuple[str, str, Any, str]]:
+    """(section, key, value, source) of every setting, defaults included."""
+    rows = []
+    for section, cls in section_classes().items():
+        for f in dataclasses.fields(cls):
+            if f.name in settings.values.get(section, {}):
+                rows.append((section, f.name, settings.values[section][f.name],
+                             settings.sources[section][f.name]))  # fmt: skip
+            elif f.name in DERIVED.get(section, {}):
+                rows.append((section, f.name, None, f"from {DERIVED[section][f.name]}"))
+            elif f.default is not dataclasses.MISSING:
+                rows.append((section, f.name, f.default, DEFAULT))
+            elif f.default_factory is not dataclasses.MISSING:
+                rows.append((section, f.name, f.default_factory(), DEFAULT))
+    return rows

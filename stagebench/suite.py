@@ -1,0 +1,85 @@
+"""A suite: the stage ladder run with identical settings, then the increment table.
+
+With ``repeat`` > 1 every stage runs several times; the table reports the
+median of each percentile across repetitions and its spread (min–max), and the
+increments are differences of those medians.
+"""
+
+import json
+import statistics
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from stagebench.console import Console
+from stagebench.naming import new_run_id
+from stagebench.runner import RunConfig, execute
+from stagebench.settings import Settings
+
+QUANTILES = ("p50", "p95", "p99")
+
+
+def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (stage, impl) from per-run rows: medians, spreads, increments."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["stage"], row["impl"]), []).append(row)
+    out, previous = [], None
+    for (stage, impl), runs in groups.items():  # rows arrive in ladder order
+        entry: dict[str, Any] = {"stage": stage, "impl": impl, "repetitions": len(runs)}
+        for q in QUANTILES:
+            values = [r[q] for r in runs if r[q] is not None]
+            entry[q] = statistics.median(values) if values else None
+            entry[f"{q}_spread"] = [min(values), max(values)] if values else None
+        for q in QUANTILES:
+            before = previous[q] if previous else None
+            entry[f"increment_{q}"] = (
+                entry[q] - before if entry[q] is not None and before is not None else None
+            )
+        entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
+        entry["run_dirs"] = [r["run_dir"] for r in runs]
+        out.append(entry)
+        previous = entry
+    return out
+
+
+def run_suite(
+    stages: list[tuple[str, str]],
+    repeat: int,
+    base: RunConfig,
+    settings: Settings,
+    console: Console,
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Run every (stage, impl) ``repeat`` times; the suite directory and the aggregated rows."""
+    from dataclasses import replace
+
+    from evaluator.compare import compare, plot, to_markdown
+
+    suite_id = new_run_id()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    suite_dir = Path(base.results_dir) / f"{stamp}-suite-{suite_id}"
+    suite_dir.mkdir(parents=True)
+    run_dirs = []
+    total = len(stages) * repeat
+    for i, (stage, impl) in enumerate(s for s in stages for _ in range(repeat)):
+        console.step(f"suite {suite_id}: run {i + 1} of {total}, stage {stage} ({impl})")
+        result = execute(replace(base, stage=stage, impl=impl), settings, console)
+        run_dirs.append(result.run_dir)
+    rows = aggregate(compare(run_dirs))
+    doc = {
+        "suite": suite_id,
+        "created_at": datetime.now(UTC).isoformat(),
+        "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
+        "repeat": repeat,
+        "stages": [
+            {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()} for row in rows
+        ],
+    }
+    (suite_dir / "comparison.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    images = plot(rows, suite_dir)
+    note = f"Median over {repeat} repetitions per stage.\n\n" if repeat > 1 else ""
+    pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
+    (suite_dir / "comparison.md").write_text(
+        f"# Suite {suite_id}\n\n{note}{to_markdown(rows)}\n\n{pictures}\n"
+    )
+    return suite_dir, rows
