@@ -1,0 +1,128 @@
+"""The publisher's configuration: one frozen, validated object.
+
+Build it with ``stagebench.config.from_mapping(PublisherConfig, mapping,
+"publisher")`` (unknown keys are errors). Size is given either as ``rate``
+(messages per second across both topics, the locations are derived) or as
+``locations`` (the rate is derived); see :mod:`publisher.sizing`.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from stagebench.config import require
+
+Workload = Literal["constant", "periodic-burst", "single-burst", "ramp"]
+Acks = Literal["0", "1", "all"]
+
+DEFAULT_RATE = 400.0
+"""Messages per second of the latency workload in 004."""
+DEFAULT_DURATION_S = 60.0
+
+
+@dataclass(frozen=True)
+class PublisherConfig:
+    rate: float | None = None
+    """Base rate, messages/s over both topics (default 400 unless ``locations`` is set)."""
+    locations: int | None = None
+    """Number of base locations; the rate follows from their lanes."""
+    min_lanes: int = 1
+    max_lanes: int = 5
+    seed: int = 42
+    time_scale: float = 1.0
+    """Data minutes published per wall-clock second."""
+    start_minute: int = 420
+    """Time of day of the first data minute (minutes after midnight; 420 = 07:00, rush hour)."""
+    workload: Workload = "constant"
+    burst_messages: int = 38_000
+    """periodic-burst: extra messages per burst."""
+    burst_every_s: float = 10.0
+    burst_duration_s: float = 1.0
+    """periodic-burst: the burst is spread over this long (0: all due at once)."""
+    backlog_s: float = 300.0
+    """single-burst: seconds published at ``backlog_rate`` before the base rate."""
+    backlog_rate: float = 6_000.0
+    ramp_rates: tuple[float, ...] = ()
+    """ramp: rates (messages/s), one per step."""
+    ramp_step_s: float = 10.0
+    duration_s: float | None = None
+    """Run length; default 60 s (single-burst: backlog + 60 s, ramp: all steps, replay: EOF)."""
+    max_messages: int | None = None
+    acks: Acks = "all"
+    linger_ms: float = 1.0
+    speed_topic: str = "speed"
+    flow_topic: str = "flow"
+    from_file: str | None = None
+    """Replay this JSON-lines file of observations instead of synthetic data."""
+    behind_warn_ms: float = 100.0
+    """Warn when sends fall this far behind the schedule."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ramp_rates, list):
+            object.__setattr__(self, "ramp_rates", tuple(self.ramp_rates))
+        require(
+            self.rate is None or self.locations is None,
+            "give either rate or locations, not both (one is derived from the other)",
+        )
+        require(self.rate is None or self.rate > 0, f"rate must be > 0, got {self.rate}")
+        require(
+            self.locations is None or 1 <= self.locations <= 500_000,
+            f"locations must be 1..500000, got {self.locations}",
+        )
+        require(
+            1 <= self.min_lanes <= self.max_lanes <= 5,
+            f"lanes must satisfy 1 <= min_lanes <= max_lanes <= 5, "
+            f"got {self.min_lanes}..{self.max_lanes}",
+        )
+        require(self.time_scale > 0, f"time_scale must be > 0, got {self.time_scale}")
+        require(0 <= self.start_minute < 1440, "start_minute must be 0..1439")
+        require(
+            self.workload in get_args(Workload), f"workload must be one of {get_args(Workload)}"
+        )
+        require(self.acks in get_args(Acks), f"acks must be one of {get_args(Acks)}")
+        require(self.burst_messages >= 0, "burst_messages must be >= 0")
+        require(self.burst_every_s > 0, "burst_every_s must be > 0")
+        require(
+            0 <= self.burst_duration_s <= self.burst_every_s,
+            "burst_duration_s must be 0..burst_every_s",
+        )
+        require(self.backlog_s >= 0 and self.backlog_rate > 0, "backlog_s >= 0, backlog_rate > 0")
+        require(self.ramp_step_s > 0, "ramp_step_s must be > 0")
+        require(
+            self.workload != "ramp" or (self.ramp_rates and min(self.ramp_rates) > 0),
+            "workload ramp needs ramp_rates, every rate > 0",
+        )
+        require(
+            self.duration_s is None or self.duration_s > 0,
+            f"duration_s must be > 0, got {self.duration_s}",
+        )
+        require(
+            self.max_messages is None or self.max_messages > 0,
+            f"max_messages must be > 0, got {self.max_messages}",
+        )
+        require(self.linger_ms >= 0, "linger_ms must be >= 0")
+        require(
+            bool(self.speed_topic)
+            and bool(self.flow_topic)
+            and self.speed_topic != self.flow_topic,
+            "speed_topic and flow_topic must be two different names",
+        )
+        require(self.behind_warn_ms > 0, "behind_warn_ms must be > 0")
+
+    @property
+    def tick_s(self) -> float:
+        """Wall-clock seconds per data minute."""
+        return 1.0 / self.time_scale
+
+    @property
+    def end_s(self) -> float:
+        """Scheduled run length in seconds (math.inf: bounded only by max_messages or EOF)."""
+        if self.duration_s is not None:
+            return self.duration_s
+        if self.workload == "ramp":
+            return len(self.ramp_rates) * self.ramp_step_s
+        if self.max_messages is not None or self.from_file is not None:
+            return math.inf
+        if self.workload == "single-burst":
+            return self.backlog_s + DEFAULT_DURATION_S
+        return DEFAULT_DURATION_S

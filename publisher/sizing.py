@@ -1,0 +1,136 @@
+"""Rate, locations and time scale: one follows from the other two.
+
+Every lane of every location reports one speed and one flow observation per
+data minute, so::
+
+    messages/s = 2 × lanes in total × data minutes per second
+
+Given a rate, the lanes are derived (rounded to a whole lane, so the rate
+actually used may differ slightly: :attr:`Sizing.rate` is what is published)
+and the locations are the shortest prefix of the seeded location stream with
+that many lanes. Given locations, the rate follows. Ticks that need more pairs
+than the base locations have lanes (bursts, backlogs, ramp steps) draw further
+locations from the same stream (:class:`LocationPool`): spatial scaling adds
+distinct locations, it never repeats one within a tick.
+"""
+
+import math
+from dataclasses import dataclass
+from itertools import islice
+
+from publisher import workload
+from publisher.codec import LaneEncoder
+from publisher.config import DEFAULT_RATE, PublisherConfig
+from publisher.model import Location, location_stream, locations_for_lanes, make_locations
+
+
+@dataclass(frozen=True)
+class Sizing:
+    locations: int
+    lanes: int
+    rate: float
+    """Base messages/s actually published (both topics)."""
+    time_scale: float
+    derived: str
+    """Which of rate or locations was derived: "locations" or "rate"."""
+
+    def describe(self) -> str:
+        return (
+            f"{self.locations} locations with {self.lanes} lanes at {self.time_scale:g} data "
+            f"minute(s)/s = {self.rate:g} msg/s (2 × lanes × minutes/s; {self.derived} derived)"
+        )
+
+
+def lanes_for_rate(rate: float, time_scale: float) -> int:
+    return max(1, round(rate / (2.0 * time_scale)))
+
+
+def rate_for_lanes(lanes: int, time_scale: float) -> float:
+    return 2.0 * lanes * time_scale
+
+
+def base_locations(config: PublisherConfig) -> list[Location]:
+    lanes = (config.min_lanes, config.max_lanes)
+    if config.locations is not None:
+        return make_locations(config.locations, config.seed, lanes)
+    rate = DEFAULT_RATE if config.rate is None else config.rate
+    return locations_for_lanes(lanes_for_rate(rate, config.time_scale), config.seed, lanes)
+
+
+def derive(config: PublisherConfig) -> Sizing:
+    locs = base_locations(config)
+    lanes = sum(loc.num_lanes for loc in locs)
+    return Sizing(
+        locations=len(locs),
+        lanes=lanes,
+        rate=rate_for_lanes(lanes, config.time_scale),
+        time_scale=config.time_scale,
+        derived="rate" if config.locations is not None else "locations",
+    )
+
+
+def schedule(config: PublisherConfig, sizing: Sizing) -> workload.Schedule:
+    """The workload's schedule; base pairs per tick equal the base lanes exactly."""
+    base = sizing.rate / 2.0
+    tick, end = config.tick_s, config.end_s
+    match config.workload:
+        case "constant":
+            return workload.constant(base, tick, end)
+        case "periodic-burst":
+            return workload.periodic_burst(
+                base,
+                math.ceil(config.burst_messages / 2),
+                config.burst_every_s,
+                config.burst_duration_s,
+                tick,
+                end,
+            )
+        case "single-burst":
+            return workload.single_burst(
+                base, config.backlog_rate / 2.0, config.backlog_s, tick, end
+            )
+        case "ramp":
+            return workload.ramp(tuple(r / 2.0 for r in config.ramp_rates), config.ramp_step_s,
+                                 tick, end)  # fmt: skip
+    raise AssertionError(config.workload)
+
+
+class LocationPool:
+    """Lanes in publishing order, grown from the location stream on demand.
+
+    Slot ``i`` of a tick is the ``i``-th (location, lane) of the pool; the base
+    locations come first, so at the base rate every tick covers exactly the
+    base locations' lanes. Each location keeps one sequence counter shared by
+    its two topics: twins are sent together, so both topics count alike.
+    """
+
+    def __init__(self, config: PublisherConfig) -> None:
+        self._config = config
+        base = base_locations(config)
+        self._stream = islice(
+            location_stream(config.seed, (config.min_lanes, config.max_lanes)), len(base), None
+        )
+        self.locations: list[Location] = []
+        self.slot_location: list[int] = []
+        """Slot -> index into ``locations``."""
+        self.slot_lane: list[int] = []
+        self.encoders: list[LaneEncoder] = []
+        self.seq: list[int] = []
+        """Next sequence number per location."""
+        for loc in base:
+            self._add(loc)
+
+    def _add(self, loc: Location) -> None:
+        self.locations.append(loc)
+        self.seq.append(0)
+        for lane in range(1, loc.num_lanes + 1):
+            self.slot_location.append(len(self.locations) - 1)
+            self.slot_lane.append(lane)
+            self.encoders.append(
+                LaneEncoder(loc.location_id, lane, loc.latitude, loc.longitude, loc.num_lanes)
+            )
+
+    def ensure(self, slots: int) -> None:
+        """Grow until the pool has at least ``slots`` lanes."""
+        while len(self.encoders) < slots:
+            self._add(next(self._stream))
