@@ -1,0 +1,53 @@
+"""The evaluator's configuration: what part of a run is measured and how it is reported.
+
+One frozen dataclass, validated once; build it from a TOML section or CLI
+overrides with :func:`stagebench.config.from_mapping`.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from stagebench.config import require
+
+
+@dataclass(frozen=True)
+class EvaluatorConfig:
+    """How a run's outputs are evaluated.
+
+    ``warmup_s``: seconds trimmed after the first input (None: 10 % of the run,
+    0 keeps everything). ``end_cut_s``: seconds trimmed before the last input.
+    The same time rule selects outputs and expected outputs (by their
+    ``input_ts_latest``), so completeness and latency describe the same records.
+    """
+
+    warmup_s: float | None = None
+    end_cut_s: float = 0.0
+    engine: Literal["pandas", "spark"] = "pandas"
+    log_scale: bool = False
+    sliding_window_s: int = 3
+    batch_size: int = 50_000
+    idle_timeout_s: float = 30.0
+    plots: bool = True
+
+    def __post_init__(self) -> None:
+        require(
+            self.warmup_s is None or self.warmup_s >= 0,
+            f"warmup_s must be >= 0 or unset (10 % of the run), got {self.warmup_s}",
+        )
+        require(self.end_cut_s >= 0, f"end_cut_s must be >= 0, got {self.end_cut_s}")
+        require(
+            self.engine in ("pandas", "spark"),
+            f"engine must be pandas or spark, got {self.engine!r}",
+        )
+        require(
+            self.sliding_window_s >= 2,
+            f"sliding_window_s must be >= 2, got {self.sliding_window_s}",
+        )
+        require(self.batch_size > 0, f"batch_size must be > 0, got {self.batch_size}")
+        require(self.idle_timeout_s > 0, f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
+
+    def warmup_ms(self, run_ms: int) -> int:
+        """The warm-up in ms for a run of ``run_ms`` (default 10 % of it)."""
+        if self.warmup_s is None:
+            return run_ms // 10
+        return round(self.warmup_s * 1000)

@@ -1,0 +1,300 @@
+"""One run's evaluation with pandas: read, measure, check completeness, report.
+
+The flow: read the output topic (refusing anything not stamped with
+LogAppendTime) and the input topics, fix the measured period from the inputs'
+broker timestamps, compute per-output latencies, the expected outputs and
+completeness, then the statistics and time series, and write everything into
+the run directory (:mod:`evaluator.report`).
+"""
+
+import logging
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator import expected as exp
+from evaluator import reader, stages, stats
+from evaluator.completeness import completeness
+from evaluator.config import EvaluatorConfig
+from evaluator.latency import (
+    IN_RANGE,
+    LATENCY,
+    LATENCY_EARLIEST,
+    Period,
+    measured_period,
+    with_latencies,
+)
+from evaluator.reader import MALFORMED, TIMESTAMP, TIMESTAMP_TYPE
+from evaluator.run_info import RunInfo
+from stagebench import schema as s
+from stagebench.config import as_dict
+from stagebench.errors import EvaluationError
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+
+def evaluate(
+    bootstrap: str,
+    run: RunInfo,
+    config: EvaluatorConfig,
+    out_dir: Path,
+    overwrite: bool = False,
+) -> dict[str, Any]:
+    """Evaluate ``run`` from the broker at ``bootstrap``; write the report into ``out_dir``.
+
+    Returns the summary (also written as summary.json). ``config.engine`` "spark"
+    runs the same evaluation as a Spark batch job.
+    """
+    from evaluator import report
+
+    out_dir = Path(out_dir)
+    report.check_writable(out_dir, overwrite)
+    started = time.monotonic()
+    if config.engine == "spark":
+        from evaluator.spark_engine import evaluate_frames
+    else:
+        evaluate_frames = evaluate_pandas
+    result = evaluate_frames(bootstrap, run, config)
+    summary = build_summary(run, config, bootstrap, result)
+    summary["evaluation"]["seconds"] = round(time.monotonic() - started, 3)
+    report.write(out_dir, summary, result, config)
+    return summary
+
+
+def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame:
+    """The output topic, refusing records not stamped by the broker (SPEC §1)."""
+    parser = reader.lenient_line_parser if run.stage == "ingest" else reader.strict_line_parser
+    frame = reader.read_topic(
+        bootstrap,
+        run.output_topic,
+        stages.output_schema(run.stage),
+        parser,
+        config.batch_size,
+        config.idle_timeout_s,
+    )
+    check_log_append_time(run.output_topic, frame[TIMESTAMP_TYPE].to_numpy())
+    return frame
+
+
+def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame | None:
+    """All input topics in one frame (None when the run names none)."""
+    if not run.input_topics:
+        return None
+    parse = run.stage != "ingest"
+    frames = []
+    for topic in run.input_topics:
+        frame = reader.read_topic(
+            bootstrap,
+            topic,
+            stages.INPUT_SCHEMA if parse else None,
+            exp.input_line_parser,
+            config.batch_size,
+            config.idle_timeout_s,
+            unexpected_fields="error",
+            required_only=exp.CHECKED_ONLY if parse else (),
+        )
+        check_log_append_time(topic, frame[TIMESTAMP_TYPE].to_numpy())
+        frames.append(frame)
+    cats = (reader.TOPIC, s.LOCATION_ID)
+    return pd.concat(exp.unify_categories(frames, cats), ignore_index=True)
+
+
+def check_log_append_time(topic: str, types: np.ndarray) -> None:
+    bad = int((types != reader.LOG_APPEND_TIME).sum())
+    if bad:
+        raise EvaluationError(
+            f"topic {topic!r}: {bad} of {len(types)} records are not stamped with "
+            "LogAppendTime; latencies would mix clocks (create benchmark topics with "
+            "message.timestamp.type=LogAppendTime)"
+        )
+
+
+def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
+    """Everything the report needs, computed in pandas from the topics."""
+    outputs = read_outputs(bootstrap, run, config)
+    inputs = read_inputs(bootstrap, run, config)
+    return measure(run, config, outputs, inputs)
+
+
+def measure(
+    run: RunInfo,
+    config: EvaluatorConfig,
+    outputs: pd.DataFrame,
+    inputs: pd.DataFrame | None,
+) -> dict[str, Any]:
+    """The evaluation proper, on read topics (pure: unit-testable without Kafka).
+
+    ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them.
+    """
+    bad = (
+        outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
+    )
+    for col in stages.TIMES:
+        bad |= outputs[col].isna().to_numpy()
+    good = _subset(outputs, ~bad)
+    if any(good[c].dtype != np.int64 for c in stages.TIMES):
+        good = good.astype({c: np.int64 for c in stages.TIMES})
+
+    if inputs is not None and len(inputs):
+        in_ts = inputs[TIMESTAMP].to_numpy(np.int64)
+        start, end = int(in_ts.min()), int(in_ts.max())
+    elif len(good):
+        in_ts = np.zeros(0, np.int64)
+        latest = good[s.INPUT_TS_LATEST].to_numpy()
+        start, end = int(latest.min()), int(latest.max())
+    else:
+        raise EvaluationError(
+            f"nothing to evaluate: output topic {run.output_topic!r} has no valid records "
+            "and no input records were read"
+        )
+    period = measured_period(start, end, config, run.start_ms, run.end_ms)
+    good = with_latencies(good, period)
+    measured = _subset(good, good[IN_RANGE].to_numpy())
+
+    identity = stages.IDENTITY[run.stage]
+    expected_all = expected_in = None
+    malformed_inputs = None
+    if inputs is not None:
+        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s)
+        expected_in = _subset(
+            expected_all, period.contains(expected_all[s.INPUT_TS_LATEST].to_numpy())
+        )
+        if run.stage != "ingest":
+            malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
+    counts = completeness(run.stage, identity, measured, expected_in, good, expected_all)
+
+    latency = measured[LATENCY].to_numpy()
+    latency_earliest = measured[LATENCY_EARLIEST].to_numpy()
+    in_measured = in_ts[period.contains(in_ts)]
+    records = {
+        **counts,
+        "negative": int((latency < 0).sum()),
+        "negative_earliest": int((latency_earliest < 0).sum()),
+        "malformed_inputs": malformed_inputs,
+        "malformed_outputs": int(bad.sum()),
+        "outside_window": int(len(good) - len(measured)),
+        "inputs": len(in_ts),
+        "inputs_measured": len(in_measured),
+        "outputs_total": len(outputs),
+    }
+    return {
+        "period": period,
+        "latency_ms": stats.describe(latency),
+        "latency_earliest_ms": stats.describe(latency_earliest),
+        "records": records,
+        "throughput": _throughput(len(in_measured), len(measured), period),
+        "timeseries": stats.timeseries(good[TIMESTAMP].to_numpy(), good[LATENCY].to_numpy(), in_ts),
+        "latencies": good,
+        "engine": "pandas",
+    }
+
+
+def _subset(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    """Rows of ``frame`` where ``mask``; the frame itself (no copy) when that is all of them."""
+    if mask.all():
+        return frame
+    return frame.loc[mask].reset_index(drop=True)
+
+
+def _throughput(inputs: int, outputs: int, period: Period) -> dict[str, float | None]:
+    """Messages per second over the measured period (inputs by their broker time,
+    outputs by their ``input_ts_latest``, the same selection as the latencies)."""
+    secs = period.seconds
+    if secs <= 0:
+        return {"input_mps": None, "output_mps": None, "seconds": secs}
+    return {
+        "input_mps": inputs / secs,
+        "output_mps": outputs / secs,
+        "seconds": secs,
+    }
+
+
+def build_summary(
+    run: RunInfo, config: EvaluatorConfig, bootstrap: str, result: dict[str, Any]
+) -> dict[str, Any]:
+    """The summary.json document, schema version :data:`SCHEMA_VERSION`.
+
+    Keys: ``schema_version``; ``run`` (id, stage, impl, workload, rate,
+    duration_s, bootstrap, input_topics, output_topic, start_ms, end_ms);
+    ``versions`` (the run's, plus the evaluator's libraries); ``config`` (the
+    run's configuration verbatim plus ``evaluator``); ``metadata`` (verbatim);
+    ``period`` (start_ms, end_ms, measured_from_ms, measured_to_ms, warmup_ms,
+    end_cut_ms); ``latency_ms`` and ``latency_earliest_ms`` (count, mean, min,
+    p1, p5, p25, p50, p75, p95, p99, p99_9, p99_99, max; see
+    :mod:`evaluator.stats`); ``records`` (outputs, expected, missing,
+    duplicates, unexpected, input_ts_mismatch, partial_windows,
+    partial_window_outputs, negative, negative_earliest, malformed_inputs,
+    malformed_outputs, outside_window, inputs, inputs_measured, outputs_total;
+    None where not applicable, see :mod:`evaluator.completeness`);
+    ``throughput`` (input_mps, output_mps, seconds); ``evaluation`` (engine,
+    percentile_method, seconds); ``warnings`` (list of sentences).
+    """
+    period: Period = result["period"]
+    run_section = run.as_summary()
+    run_section["bootstrap"] = run.bootstrap or bootstrap
+    warnings = _warnings(result["records"], config, period)
+    for text in warnings:
+        log.warning("%s", text)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run_section,
+        "versions": {**run.metadata.get("versions", {}), **_versions()},
+        "config": {**run.config, "evaluator": as_dict(config)},
+        "metadata": run.metadata,
+        "period": {
+            "start_ms": period.start,
+            "end_ms": period.end,
+            "measured_from_ms": period.lo,
+            "measured_to_ms": period.hi,
+            "warmup_ms": period.lo - period.start,
+            "end_cut_ms": period.end - period.hi,
+        },
+        "latency_ms": result["latency_ms"],
+        "latency_earliest_ms": result["latency_earliest_ms"],
+        "records": result["records"],
+        "throughput": result["throughput"],
+        "evaluation": {
+            "engine": result["engine"],
+            "percentile_method": f"numpy.percentile method={stats.METHOD!r} on all values",
+        },
+        "warnings": warnings,
+    }
+
+
+def _warnings(records: dict, config: EvaluatorConfig, period: Period) -> list[str]:
+    out = []
+    if records["negative"]:
+        out.append(
+            f"{records['negative']} negative latencies: timestamps from different clocks "
+            "or a pipeline carrying wrong input timestamps; do not trust these numbers"
+        )
+    if records["outputs"] == 0:
+        out.append("no outputs in the measured period")
+    if config.warmup_s == 0:
+        out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
+    for key in ("missing", "duplicates", "unexpected", "input_ts_mismatch", "malformed_outputs"):
+        if records.get(key):
+            out.append(f"{records[key]} {key.replace('_', ' ')} outputs")
+    if period.hi < period.lo:
+        out.append("the measured period is empty (warm-up and end cut cover the whole run)")
+    return out
+
+
+def _versions() -> dict[str, str]:
+    import confluent_kafka
+    import pyarrow
+
+    return {
+        "python": platform.python_version(),
+        "pandas": pd.__version__,
+        "numpy": np.__version__,
+        "pyarrow": pyarrow.__version__,
+        "confluent_kafka": confluent_kafka.version()[0],
+        "librdkafka": confluent_kafka.libversion()[0],
+    }

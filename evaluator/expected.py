@@ -1,0 +1,173 @@
+"""What each stage's outputs should be, computed from the input topics.
+
+The reference semantics of the stage ladder (SPEC §3), evaluated in pandas on
+the raw input records: one row per output that must exist, with its identity
+(see :mod:`evaluator.stages`) and the input timestamps it must carry. The same
+time rule that selects measured outputs selects measured expected rows (by
+``input_ts_latest``), so completeness compares like with like.
+"""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from evaluator import reader
+from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TOPIC
+from stagebench import schema as s
+
+SECOND_MS = 1000
+
+CHECKED_ONLY = (s.LATITUDE, s.LONGITUDE, s.ACCURACY, s.SEQ, s.SCHEDULED_TS)
+"""Input fields that must be present but that no expected output uses: the
+reader checks them and drops their columns."""
+
+
+def input_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
+    """One input value checked with :func:`stagebench.schema.validate_input`; None if malformed."""
+    try:
+        obj = json.loads(value) if value else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(obj, dict) or s.validate_input(obj):
+        return None
+    return reader.strict_line_parser(value, schema)
+
+
+def valid_mask(inputs: pd.DataFrame) -> np.ndarray:
+    """Inputs that pass the contract: parsed, every required field, one measurement.
+
+    Bulk-parsed rows are checked here (pyarrow already refused unknown fields and
+    mistyped integers and strings); rows parsed one by one were checked with
+    ``validate_input``. Difference: a float field written as a JSON integer is
+    accepted here, as a JSON reader with a schema (Spark's ``from_json``) does.
+    """
+    required = [c for c in inputs.columns if c in s.INPUT_FIELDS and c not in s.KINDS]
+    ok = ~inputs[MALFORMED].to_numpy(bool)
+    for col in required:
+        ok &= inputs[col].notna().to_numpy()
+    ok &= inputs[s.SPEED].notna().to_numpy() != inputs[s.FLOW].notna().to_numpy()
+    return ok
+
+
+def unify_categories(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> list[pd.DataFrame]:
+    """Give categorical ``columns`` the same categories in every frame, so they
+    concatenate and merge as categoricals instead of falling back to objects."""
+    result = [f.copy(deep=False) for f in frames]
+    for col in columns:
+        present = [f[col] for f in result if col in f]
+        if not any(isinstance(c.dtype, pd.CategoricalDtype) for c in present):
+            continue
+        values: set = set()
+        for c in present:
+            is_cat = isinstance(c.dtype, pd.CategoricalDtype)
+            values.update(c.cat.categories if is_cat else c.dropna().unique())
+        union = pd.Index(sorted(values))
+        for f in result:
+            if col in f:
+                f[col] = pd.Categorical(f[col], categories=union)
+    return result
+
+
+def expected_outputs(stage: str, inputs: pd.DataFrame, sliding_window_s: int = 3) -> pd.DataFrame:
+    """The outputs ``stage`` must produce from ``inputs`` (the read input topics).
+
+    Columns: the stage's identity, ``input_ts_latest``, ``input_ts_earliest``,
+    ``input_count``; tumbling and sliding also ``lanes_seen`` and ``num_lanes``
+    (of the window's last second).
+    """
+    if stage == "ingest":
+        return _records(inputs)
+    valid = inputs[valid_mask(inputs)] if len(inputs) else inputs.iloc[0:0]
+    if stage == "parse":
+        return _records(valid)
+    joined = _join(valid)
+    if stage == "join":
+        return joined
+    tumbling = _tumbling(joined)
+    if stage == "tumbling":
+        return tumbling
+    if stage == "sliding":
+        return _sliding(tumbling, sliding_window_s)
+    raise ValueError(f"unknown stage {stage!r}")
+
+
+def _records(inputs: pd.DataFrame) -> pd.DataFrame:
+    """ingest and parse: one output per input record, carrying its own timestamp."""
+    return pd.DataFrame(
+        {
+            s.SOURCE_TOPIC: inputs[TOPIC].astype("category"),
+            s.SOURCE_PARTITION: inputs[PARTITION].astype(np.int32),
+            s.SOURCE_OFFSET: inputs[OFFSET].astype(np.int64),
+            s.INPUT_TS_LATEST: inputs[TIMESTAMP].astype(np.int64),
+            s.INPUT_TS_EARLIEST: inputs[TIMESTAMP].astype(np.int64),
+            s.INPUT_COUNT: np.ones(len(inputs), np.int64),
+        }
+    ).reset_index(drop=True)
+
+
+def _join(valid: pd.DataFrame) -> pd.DataFrame:
+    """One output per (location, lane, observation time) present in both kinds."""
+    key = [s.LOCATION_ID, s.LANE, s.OBSERVATION_TS]
+    cols = [*key, TIMESTAMP, s.NUM_LANES]
+    speed = valid.loc[valid[s.SPEED].notna(), cols].drop_duplicates(key)
+    flow = valid.loc[valid[s.FLOW].notna(), cols].drop_duplicates(key)
+    both = speed.merge(flow, on=key, suffixes=("_s", "_f"), how="inner")
+    ts_s, ts_f = both[f"{TIMESTAMP}_s"].to_numpy(), both[f"{TIMESTAMP}_f"].to_numpy()
+    out = both[key].copy()
+    out[s.INPUT_TS_LATEST] = np.maximum(ts_s, ts_f).astype(np.int64)
+    out[s.INPUT_TS_EARLIEST] = np.minimum(ts_s, ts_f).astype(np.int64)
+    out[s.INPUT_COUNT] = np.full(len(out), 2, np.int64)
+    out[s.NUM_LANES] = np.maximum(both[f"{s.NUM_LANES}_s"], both[f"{s.NUM_LANES}_f"]).astype(
+        np.int64
+    )
+    return out.reset_index(drop=True)
+
+
+def _tumbling(joined: pd.DataFrame) -> pd.DataFrame:
+    """One output per location-second of the join output."""
+    frame = joined.assign(**{s.WINDOW_START: joined[s.OBSERVATION_TS] // SECOND_MS * SECOND_MS})
+    grouped = frame.groupby([s.LOCATION_ID, s.WINDOW_START], observed=True, sort=False)
+    out = grouped.agg(
+        **{
+            s.INPUT_TS_LATEST: (s.INPUT_TS_LATEST, "max"),
+            s.INPUT_TS_EARLIEST: (s.INPUT_TS_EARLIEST, "min"),
+            s.INPUT_COUNT: (s.INPUT_COUNT, "sum"),
+            s.LANES_SEEN: (s.LANE, "nunique"),
+            s.NUM_LANES: (s.NUM_LANES, "max"),
+        }
+    ).reset_index()
+    out[s.WINDOW_END] = out[s.WINDOW_START] + SECOND_MS
+    return out.astype({c: np.int64 for c in out.columns if c != s.LOCATION_ID})
+
+
+def _sliding(tumbling: pd.DataFrame, window_s: int) -> pd.DataFrame:
+    """One output per tumbling result (location, second t), over the present
+    seconds of [t + 1 s − L, t + 1 s)."""
+    cols = [s.LOCATION_ID, s.WINDOW_START, s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT]
+    # a tumbling second u lies in the windows whose last second is u, u + 1 s, …
+    shifted = pd.concat(
+        [
+            tumbling[cols].assign(**{s.WINDOW_START: tumbling[s.WINDOW_START] + k * SECOND_MS})
+            for k in range(window_s)
+        ],
+        ignore_index=True,
+    )
+    agg = (
+        shifted.groupby([s.LOCATION_ID, s.WINDOW_START], observed=True, sort=False)
+        .agg(
+            **{
+                s.INPUT_TS_LATEST: (s.INPUT_TS_LATEST, "max"),
+                s.INPUT_TS_EARLIEST: (s.INPUT_TS_EARLIEST, "min"),
+                s.INPUT_COUNT: (s.INPUT_COUNT, "sum"),
+            }
+        )
+        .reset_index()
+    )
+    last = tumbling[[s.LOCATION_ID, s.WINDOW_START, s.LANES_SEEN, s.NUM_LANES]]
+    out = last.merge(agg, on=[s.LOCATION_ID, s.WINDOW_START], how="inner")
+    last_second = out[s.WINDOW_START]
+    out[s.WINDOW_END] = last_second + SECOND_MS
+    out[s.WINDOW_START] = last_second + SECOND_MS - window_s * SECOND_MS
+    return out.astype({c: np.int64 for c in out.columns if c != s.LOCATION_ID})

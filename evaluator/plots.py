@@ -1,0 +1,153 @@
+"""PNG plots of one run and of a comparison of runs (matplotlib, Agg backend).
+
+Every plot has a title naming the stage, axes with units (ms, msg/s) and, for
+the distributions, an optional log scale (latency tails span decades).
+"""
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluator.latency import IN_RANGE, LATENCY
+
+log = logging.getLogger(__name__)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _label(run: dict[str, Any]) -> str:
+    return f"{run['stage']} ({run['impl']})"
+
+
+def run_plots(
+    summary: dict[str, Any], result: dict[str, Any], out_dir: Path, log_scale: bool
+) -> list[Path]:
+    """Histogram, CDF and time series of one run; the paths written."""
+    plt = _pyplot()
+    label = _label(summary["run"])
+    frame = result.get("latencies")
+    values = (
+        frame.loc[frame[IN_RANGE].to_numpy(), LATENCY].to_numpy()
+        if frame is not None
+        else np.zeros(0)
+    )
+    paths = []
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if values.size:
+        pos = values[values > 0]
+        if log_scale and pos.size:
+            bins = np.logspace(np.log10(pos.min()), np.log10(pos.max() + 1), 80)
+            ax.set_xscale("log")
+        else:
+            bins = 80
+        ax.hist(values if not log_scale else pos, bins=bins, color="tab:blue")
+        for key, style in (("p50", "--"), ("p99", ":")):
+            q = summary["latency_ms"][key]
+            ax.axvline(q, color="black", linestyle=style, label=f"{key} = {q:,.1f} ms")
+        ax.legend()
+    ax.set_title(f"Latency distribution, stage {label}")
+    ax.set_xlabel("latency (ms), output LogAppendTime − latest input LogAppendTime")
+    ax.set_ylabel("outputs")
+    paths.append(_save(fig, out_dir / "latency_hist.png", plt))
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    if values.size:
+        # 2 001 quantiles draw the curve; plotting every one of 10 M points would not
+        fractions = np.linspace(0, 1, 2001)
+        quantiles = np.quantile(values, fractions)
+        ax.plot(quantiles, fractions, color="tab:blue")
+        if log_scale and quantiles[0] > 0:
+            ax.set_xscale("log")
+    ax.set_title(f"Latency CDF, stage {label}")
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel("fraction of outputs")
+    ax.grid(True, alpha=0.3)
+    paths.append(_save(fig, out_dir / "latency_cdf.png", plt))
+
+    ts = result["timeseries"]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    if len(ts):
+        t = ts["second"] - ts["second"].iloc[0]
+        top.plot(t, ts["latency_p50_ms"], label="p50")
+        top.plot(t, ts["latency_p99_ms"], label="p99")
+        top.legend()
+        if log_scale:
+            top.set_yscale("log")
+        bottom.plot(t, ts["input_count"], label="input")
+        bottom.plot(t, ts["output_count"], label="output")
+        bottom.legend()
+        period = summary["period"]
+        for axis in (top, bottom):
+            axis.axvspan(
+                (period["measured_from_ms"] // 1000) - ts["second"].iloc[0],
+                (period["measured_to_ms"] // 1000) - ts["second"].iloc[0],
+                color="grey",
+                alpha=0.12,
+            )
+    top.set_title(f"Per-second latency and throughput, stage {label} (shaded: measured)")
+    top.set_ylabel("latency (ms)")
+    bottom.set_ylabel("messages/s")
+    bottom.set_xlabel("time since first record (s, broker clock)")
+    paths.append(_save(fig, out_dir / "timeseries.png", plt))
+    return paths
+
+
+def distributions(
+    labels: list[str], samples: list[np.ndarray], path: Path, log_scale: bool
+) -> Path:
+    """Per-stage latency distributions side by side (box plots, whiskers p1–p99)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(labels)), 5))
+    data = [x if x.size else np.array([np.nan]) for x in samples]
+    ax.boxplot(data, whis=(1, 99), showfliers=False, tick_labels=labels)
+    if log_scale:
+        ax.set_yscale("log")
+    ax.set_title("Latency per stage, cumulative\n(box p25–p75, line p50, whiskers p1–p99)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_xlabel("stage (implementation)")
+    ax.grid(True, axis="y", alpha=0.3)
+    return _save(fig, path, plt)
+
+
+def increments(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Bar chart of p50 and p99 per stage, annotated with each stage's p50 increment."""
+    plt = _pyplot()
+    labels = [f"{r['stage']}\n({r['impl']})" for r in rows]
+    x = np.arange(len(rows))
+    p50 = [r["p50"] if r["p50"] is not None else np.nan for r in rows]
+    p99 = [r["p99"] if r["p99"] is not None else np.nan for r in rows]
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 5))
+    ax.bar(x - 0.2, p50, 0.4, label="p50")
+    ax.bar(x + 0.2, p99, 0.4, label="p99")
+    for i, r in enumerate(rows):
+        for q, heights, dx in (("p50", p50, -0.2), ("p99", p99, 0.2)):
+            inc = r.get(f"increment_{q}")
+            if inc is not None:
+                ax.annotate(f"{inc:+,.0f}", (x[i] + dx, heights[i]), ha="center", va="bottom",
+                            fontsize=8)  # fmt: skip
+    ax.set_xticks(x, labels)
+    ax.set_title(
+        "Cumulative latency per stage\n"
+        "(labels: increment over the previous stage, difference of percentiles, ms)",
+        fontsize=10,
+    )
+    ax.set_ylabel("latency (ms)")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    return _save(fig, path, plt)
+
+
+def _save(fig, path: Path, plt) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

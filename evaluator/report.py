@@ -1,0 +1,134 @@
+"""The files of an evaluated run.
+
+Written into the run directory, once (an existing summary.json is never
+overwritten unless asked):
+
+- ``summary.json``: every number, the run's metadata and configuration;
+- ``latencies.parquet``: one row per valid output (broker timestamp, input
+  timestamps, both latencies, ``in_range`` of the measured period, identity);
+- ``timeseries.csv``: per broker second, inputs, outputs, p50/p99 latency;
+- ``latency_hist.png``, ``latency_cdf.png``, ``timeseries.png`` and
+  ``report.md`` embedding them with the tables.
+"""
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evaluator import plots
+from evaluator.config import EvaluatorConfig
+from evaluator.latency import IN_RANGE, LATENCY
+from evaluator.stats import STAT_KEYS
+from stagebench.errors import EvaluationError
+
+log = logging.getLogger(__name__)
+
+SUMMARY = "summary.json"
+LATENCIES = "latencies.parquet"
+TIMESERIES = "timeseries.csv"
+REPORT = "report.md"
+
+
+def check_writable(out_dir: Path, overwrite: bool) -> None:
+    """Refuse to replace an earlier evaluation's results unless ``overwrite``."""
+    if (out_dir / SUMMARY).exists() and not overwrite:
+        raise EvaluationError(
+            f"{out_dir / SUMMARY} exists: results are never overwritten "
+            "(pass --force to evaluate again, or choose another --out)"
+        )
+
+
+def write(
+    out_dir: Path, summary: dict[str, Any], result: dict[str, Any], config: EvaluatorConfig
+) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    latencies = result.get("latencies")
+    if latencies is not None:
+        _write_latencies(latencies, out_dir / LATENCIES)
+    elif "write_latencies" in result:  # the Spark engine writes its own (a parquet dataset)
+        result["write_latencies"](out_dir / LATENCIES)
+        if config.plots:
+            result["latencies"] = pd.read_parquet(out_dir / LATENCIES, columns=[LATENCY, IN_RANGE])
+    result["timeseries"].to_csv(out_dir / TIMESERIES, index=False)
+    images: list[Path] = []
+    if config.plots:
+        images = plots.run_plots(summary, result, out_dir, config.log_scale)
+    (out_dir / REPORT).write_text(markdown(summary, [p.name for p in images]))
+    (out_dir / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    log.info("wrote %s", out_dir / SUMMARY)
+
+
+def _write_latencies(frame: pd.DataFrame, path: Path) -> None:
+    """Column by column into Arrow (numpy columns without a copy), so a 10 M row
+    frame is written without duplicating it; reader columns lose their ``_``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    skip = ("_malformed", "_timestamp_type")
+    columns = {}
+    for name in frame.columns:
+        if name in skip:
+            continue
+        col = frame[name]
+        columns[name.lstrip("_")] = (
+            pa.DictionaryArray.from_pandas(col)
+            if isinstance(col.dtype, pd.CategoricalDtype)
+            else pa.array(col.to_numpy())
+        )
+    pq.write_table(pa.table(columns), path)
+
+
+def markdown(summary: dict[str, Any], images: list[str]) -> str:
+    """report.md: the run, the latency ladders, completeness, throughput, plots."""
+    run = summary["run"]
+    lines = [
+        f"# Run {run['id']}: stage {run['stage']} ({run['impl']})",
+        "",
+        f"Workload {run['workload']}, rate {run['rate']} msg/s, duration {run['duration_s']} s, "
+        f"output topic `{run['output_topic']}`, inputs {', '.join(run['input_topics']) or '-'}.",
+        "",
+        "## Latency (ms, broker clock)",
+        "",
+        "| statistic | latest input | earliest input |",
+        "|---|---:|---:|",
+    ]
+    for key in STAT_KEYS:
+        a, b = summary["latency_ms"][key], summary["latency_earliest_ms"][key]
+        lines.append(f"| {key} | {_fmt(a)} | {_fmt(b)} |")
+    lines += [
+        "",
+        f"Percentiles: {summary['evaluation']['percentile_method']}.",
+        "",
+        "## Records",
+        "",
+        "| count | value |",
+        "|---|---:|",
+    ]
+    lines += [f"| {k} | {_fmt(v)} |" for k, v in summary["records"].items()]
+    period = summary["period"]
+    thr = summary["throughput"]
+    lines += [
+        "",
+        "## Throughput",
+        "",
+        f"Input {_fmt(thr['input_mps'])} msg/s, output {_fmt(thr['output_mps'])} msg/s over the "
+        f"measured period of {_fmt(thr['seconds'])} s (warm-up {period['warmup_ms']} ms, "
+        f"end cut {period['end_cut_ms']} ms).",
+        "",
+    ]
+    if summary["warnings"]:
+        lines += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
+    if images:
+        lines += ["## Plots", ""] + [f"![{name}]({name})" for name in images] + [""]
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    return str(value)

@@ -1,0 +1,84 @@
+"""What the evaluator needs to know about a run, and its ``run.json`` file.
+
+The run orchestrator writes ``run.json`` into the run directory; ``stagebench
+evaluate RUN_DIR`` reads it back. ``metadata`` and ``config`` are stored
+verbatim in summary.json (versions, machine, configurations, publisher summary,
+resource metrics), so the evaluator never needs to understand them.
+"""
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stagebench.errors import EvaluationError
+from stagebench.schema import STAGES
+
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One run: its stage, topics and measured period (epoch ms, optional)."""
+
+    id: str
+    stage: str
+    output_topic: str
+    input_topics: tuple[str, ...] = ()
+    impl: str = "builtin"
+    workload: str = "latency"
+    rate: float | None = None
+    duration_s: float | None = None
+    bootstrap: str | None = None
+    start_ms: int | None = None
+    end_ms: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise EvaluationError(f"unknown stage {self.stage!r} (known: {', '.join(STAGES)})")
+        object.__setattr__(self, "input_topics", tuple(self.input_topics))
+
+    def as_summary(self) -> dict[str, Any]:
+        """The ``run`` section of summary.json."""
+        keys = (
+            "id",
+            "stage",
+            "impl",
+            "workload",
+            "rate",
+            "duration_s",
+            "bootstrap",
+            "input_topics",
+            "output_topic",
+            "start_ms",
+            "end_ms",
+        )
+        return {k: (list(v) if isinstance(v := getattr(self, k), tuple) else v) for k in keys}
+
+    def to_json(self) -> str:
+        data = dataclasses.asdict(self)
+        data["input_topics"] = list(self.input_topics)
+        return json.dumps(data, indent=2, sort_keys=True)
+
+
+def load_run(run_dir: Path) -> RunInfo:
+    """Read ``RUN_DIR/run.json``; EvaluationError if missing or not a run."""
+    path = Path(run_dir) / RUN_FILE
+    try:
+        data = json.loads(path.read_text())
+        return RunInfo(**data)
+    except FileNotFoundError as err:
+        raise EvaluationError(f"{path} not found: is {run_dir} a run directory?") from err
+    except (json.JSONDecodeError, TypeError) as err:
+        raise EvaluationError(f"{path} is not a valid run file: {err}") from err
+
+
+def save_run(run: RunInfo, run_dir: Path) -> Path:
+    """Write ``run.json`` (for the orchestrator and tests)."""
+    path = Path(run_dir) / RUN_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(run.to_json() + "\n")
+    return path

@@ -1,0 +1,60 @@
+"""Per stage: which output fields the evaluator reads and which identify an output.
+
+The identity is what makes two outputs "the same output" (a duplicate) and
+what matches an output to the output the inputs say should exist.
+"""
+
+import pyarrow as pa
+
+from stagebench import schema as s
+
+TIMES = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST)
+
+IDENTITY: dict[str, tuple[str, ...]] = {
+    "ingest": (s.SOURCE_TOPIC, s.SOURCE_PARTITION, s.SOURCE_OFFSET),
+    "parse": (s.SOURCE_TOPIC, s.SOURCE_PARTITION, s.SOURCE_OFFSET),
+    "join": (s.LOCATION_ID, s.LANE, s.OBSERVATION_TS),
+    "tumbling": (s.LOCATION_ID, s.WINDOW_START),
+    "sliding": (s.LOCATION_ID, s.WINDOW_START),
+}
+
+_TYPES = {
+    s.INPUT_TS_LATEST: pa.int64(),
+    s.INPUT_TS_EARLIEST: pa.int64(),
+    s.INPUT_COUNT: pa.int64(),
+    s.SOURCE_TOPIC: pa.string(),
+    s.SOURCE_PARTITION: pa.int32(),
+    s.SOURCE_OFFSET: pa.int64(),
+    s.LOCATION_ID: pa.string(),
+    s.LANE: pa.int64(),
+    s.OBSERVATION_TS: pa.int64(),
+    s.WINDOW_START: pa.int64(),
+    s.WINDOW_END: pa.int64(),
+    s.LANES_SEEN: pa.int64(),
+    s.NUM_LANES: pa.int64(),
+}
+
+_EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.LANES_SEEN, s.NUM_LANES)}
+
+INPUT_SCHEMA = pa.schema(
+    [
+        (s.LOCATION_ID, pa.string()),
+        (s.LANE, pa.int64()),
+        (s.OBSERVATION_TS, pa.int64()),
+        (s.SPEED, pa.float64()),
+        (s.FLOW, pa.float64()),
+        (s.LATITUDE, pa.float64()),
+        (s.LONGITUDE, pa.float64()),
+        (s.NUM_LANES, pa.int64()),
+        (s.ACCURACY, pa.float64()),
+        (s.SEQ, pa.int64()),
+        (s.SCHEDULED_TS, pa.int64()),
+    ]
+)
+"""Every input field; a value with another field is malformed (schema.validate_input)."""
+
+
+def output_schema(stage: str) -> pa.Schema:
+    """The output fields the evaluator reads for ``stage`` (others are ignored)."""
+    names = (*TIMES, *IDENTITY[stage], *_EXTRA.get(stage, ()))
+    return pa.schema([(n, _TYPES[n]) for n in dict.fromkeys(names)])
