@@ -7,13 +7,18 @@ from stagebench.cli_args import add_bootstrap
 
 # (option, [run] key, type, help); None defaults leave the config file's or RunConfig's value
 RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
-    ("--workload", "workload", str, "latency, single-burst or periodic-burst (default: latency)"),
     ("--rate", "rate", float, "messages/s over both input topics (default: 400)"),
     ("--duration", "duration_s", float, "measured seconds per run (default: 60)"),
     ("--warmup", "warmup_s", float, "seconds trimmed at the start (default: 10 %% of the run)"),
     ("--tail", "tail_s", float, "seconds published after the measured period (default: 5)"),
     ("--partitions", "partitions", int, "partitions per topic (default: 1)"),
     ("--master", "master", str, "Spark master, e.g. spark://host:7077 (default: local[2])"),
+    (
+        "--checkpoint-root",
+        "checkpoint_root",
+        str,
+        "Spark checkpoint location every cluster node reaches (default: the run directory)",
+    ),
     ("--results", "results_dir", str, "directory for run directories (default: results)"),
 ]
 
@@ -28,6 +33,12 @@ def add_run_arguments(parser) -> None:
         help="window implementation: Spark's operators or transformWithStateInPandas "
         "(default: builtin)",
     )
+    parser.add_argument(
+        "--workload",
+        choices=("latency", "single-burst", "periodic-burst"),
+        help="constant low rate; a backlog published before the job starts; or a burst "
+        "every 10 s on top of the rate (default: latency)",
+    )
     for option, _, kind, help_text in RUN_OPTIONS:
         parser.add_argument(option, type=kind, help=help_text)
     add_bootstrap(parser)
@@ -39,8 +50,9 @@ def run_overrides(args, **extra: Any) -> dict[str, dict[str, Any]]:
     for _, key, _, _ in RUN_OPTIONS:
         if (value := getattr(args, _dest(key))) is not None:
             values[key] = value
-    if args.impl is not None:
-        values["impl"] = args.impl
+    for key in ("impl", "workload"):
+        if getattr(args, key) is not None:
+            values[key] = getattr(args, key)
     if args.bootstrap is not None:
         values["bootstrap"] = args.bootstrap
     values.update({k: v for k, v in extra.items() if v is not None})

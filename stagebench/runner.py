@@ -68,6 +68,9 @@ class RunConfig:
     partitions: int = 1
     bootstrap: str | None = None
     master: str = "local[2]"
+    checkpoint_root: str | None = None
+    """Where Spark checkpoints go; on a multi-node cluster a path every node reaches
+    (e.g. an hdfs:// or s3a:// URI). Default: the run directory."""
     results_dir: str = "results"
 
     def __post_init__(self) -> None:
@@ -153,7 +156,11 @@ class Run:
                 "flow_topic": self.topics.flow,
                 "output_topic": self.topics.output,
                 "run_id": run_id,
-                "checkpoint_dir": str(run_dir / "checkpoint"),
+                "checkpoint_dir": (
+                    f"{run.checkpoint_root.rstrip('/')}/{run_dir.name}"
+                    if run.checkpoint_root
+                    else str(run_dir / "checkpoint")
+                ),
             },
             "pipeline",
         )
