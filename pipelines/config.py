@@ -1,0 +1,130 @@
+"""The pipeline's configuration: which stage, which implementation, and the Spark settings.
+
+Every latency-relevant Spark setting is an explicit field here (trigger, shuffle
+partitions, watermark delay, offsets per trigger) so that a result carries exactly
+what produced it; :meth:`PipelineConfig.spark_conf` turns them into Spark conf.
+"""
+
+import dataclasses
+import os
+from typing import Literal
+
+from stagebench.config import require
+from stagebench.schema import STAGES
+
+STATEFUL_STAGES = ("join", "tumbling", "sliding")
+CUSTOM_STAGES = ("tumbling", "sliding")
+"""Stages with a custom (transformWithStateInPandas) implementation."""
+REAL_TIME_STAGES = {("ingest", "builtin"), ("parse", "builtin")}
+"""(stage, impl) pairs Spark 4.3's real-time mode runs. It supports aggregations but no
+stream-stream join and no transformWithState, and every window stage here contains the
+join (the ladder is cumulative): Spark refuses it (IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)."""
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineConfig:
+    """One pipeline run: the stage ladder up to ``stage``, written to ``output_topic``."""
+
+    stage: str
+    output_topic: str
+    run_id: str
+    bootstrap: str
+    checkpoint_dir: str
+    """Fresh per run: a reused checkpoint would resume old offsets and state."""
+    impl: Literal["builtin", "custom"] = "builtin"
+    speed_topic: str = "speed"
+    flow_topic: str = "flow"
+    master: str = "local[2]"
+    trigger: Literal["processing-time", "real-time"] = "processing-time"
+    trigger_interval_ms: int = 0
+    """Processing-time trigger interval; 0 starts the next micro-batch at once."""
+    real_time_checkpoint: str = "5 minutes"
+    """Real-time mode checkpoint interval (not a latency; minimum 5 s)."""
+    shuffle_partitions: int = dataclasses.field(default_factory=lambda: os.cpu_count() or 2)
+    watermark_delay_ms: int = 1000
+    """Allowed lateness of event time (observation_ts); built-in windows close this late."""
+    join_range_ms: int = 0
+    """Event-time range of the join condition; speed and flow twins share observation_ts."""
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: Literal["earliest", "latest"] = "earliest"
+    window_length_ms: int = 3000
+    window_slide_ms: int = 1000
+    lookback_short_ms: int = 1000
+    lookback_long_ms: int = 2000
+    spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Extra Spark conf, applied last (overrides every setting above)."""
+
+    def __post_init__(self) -> None:
+        require(self.stage in STAGES, f"stage must be one of {STAGES}, got {self.stage!r}")
+        require(
+            self.impl in ("builtin", "custom"), f"impl must be builtin or custom: {self.impl!r}"
+        )
+        require(
+            self.impl == "builtin" or self.stage in CUSTOM_STAGES,
+            f"impl 'custom' exists only for {CUSTOM_STAGES}, not for stage {self.stage!r}",
+        )
+        require(
+            self.trigger in ("processing-time", "real-time"),
+            f"trigger must be processing-time or real-time, got {self.trigger!r}",
+        )
+        require(
+            self.trigger != "real-time" or (self.stage, self.impl) in REAL_TIME_STAGES,
+            f"Spark's real-time mode does not support stage {self.stage!r} with impl "
+            f"{self.impl!r}: only ingest and parse (join, tumbling and sliding contain the "
+            "stream-stream join, which real-time mode cannot run)",
+        )
+        for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
+            require(bool(getattr(self, name)), f"{name} must not be empty")
+        require(self.speed_topic != self.flow_topic, "speed_topic and flow_topic must differ")
+        require(
+            self.output_topic not in (self.speed_topic, self.flow_topic),
+            "output_topic must differ from the input topics",
+        )
+        require(self.trigger_interval_ms >= 0, "trigger_interval_ms must be >= 0")
+        require(self.shuffle_partitions >= 1, "shuffle_partitions must be >= 1")
+        require(self.watermark_delay_ms >= 0, "watermark_delay_ms must be >= 0")
+        require(self.join_range_ms >= 0, "join_range_ms must be >= 0")
+        require(
+            self.max_offsets_per_trigger is None or self.max_offsets_per_trigger >= 1,
+            "max_offsets_per_trigger must be >= 1 or None (unlimited)",
+        )
+        require(
+            self.starting_offsets in ("earliest", "latest"),
+            f"starting_offsets must be earliest or latest, got {self.starting_offsets!r}",
+        )
+        require(
+            self.window_slide_ms >= 1000 and self.window_slide_ms % 1000 == 0,
+            "window_slide_ms must be a positive multiple of 1000 (tumbling seconds)",
+        )
+        require(
+            self.window_length_ms % 1000 == 0 and self.window_length_ms >= self.window_slide_ms,
+            "window_length_ms must be a multiple of 1000 and >= window_slide_ms",
+        )
+        require(
+            0 < self.lookback_short_ms < self.lookback_long_ms < self.window_length_ms,
+            "lookbacks must satisfy 0 < short < long < window length",
+        )
+        require(
+            self.lookback_short_ms % 1000 == 0 and self.lookback_long_ms % 1000 == 0,
+            "lookbacks must be multiples of 1000 ms",
+        )
+        require(
+            all(isinstance(k, str) and isinstance(v, str) for k, v in self.spark_conf.items()),
+            "spark_conf keys and values must be strings",
+        )
+
+    def spark_conf_effective(self) -> dict[str, str]:
+        """The Spark conf this pipeline needs, with ``spark_conf`` overrides applied last."""
+        conf = {
+            "spark.sql.shuffle.partitions": str(self.shuffle_partitions),
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+            # changelog checkpointing uploads only the changes per batch: shorter commits
+            "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+            # the windows close through no-data batches when the watermark moves
+            "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+        }
+        conf.update(self.spark_conf)
+        return conf

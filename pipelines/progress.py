@@ -1,0 +1,59 @@
+"""Engine progress of a run: StreamingQueryListener events as JSON lines.
+
+Each line is one event: ``{"event": "started"|"progress"|"idle"|"terminated",
+"time_ms": <driver wall clock>, ...}``; progress lines carry Spark's whole progress
+report (batchId, durationMs, numInputRows, inputRowsPerSecond,
+processedRowsPerSecond, stateOperators, observedMetrics with the parse stage's
+malformed count, ...).
+"""
+
+import json
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql.streaming import StreamingQueryListener
+
+log = logging.getLogger(__name__)
+
+
+class ProgressWriter(StreamingQueryListener):
+    """Appends every listener event of this Spark session to a JSON-lines file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.progress_events = 0
+
+    def _write(self, event: str, body: dict[str, Any]) -> None:
+        line = json.dumps({"event": event, "time_ms": int(time.time() * 1000), **body})
+        with self._lock, self.path.open("a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
+    def onQueryStarted(self, event: Any) -> None:
+        self._write(
+            "started",
+            {
+                "id": str(event.id),
+                "run_id": str(event.runId),
+                "name": event.name,
+                "timestamp": event.timestamp,
+            },
+        )
+
+    def onQueryProgress(self, event: Any) -> None:
+        self.progress_events += 1
+        self._write("progress", json.loads(event.progress.json))
+
+    def onQueryIdle(self, event: Any) -> None:
+        self._write(
+            "idle", {"id": str(event.id), "run_id": str(event.runId), "timestamp": event.timestamp}
+        )
+
+    def onQueryTerminated(self, event: Any) -> None:
+        self._write(
+            "terminated",
+            {"id": str(event.id), "run_id": str(event.runId), "exception": event.exception},
+        )

@@ -1,0 +1,51 @@
+"""The output value (JSON) and the Kafka sink of the last stage of a run.
+
+The sink sets no timestamp: under LogAppendTime the broker stamps each output
+record, which is the end of its latency (SPEC §2).
+"""
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter
+
+from pipelines.config import PipelineConfig
+from stagebench.schema import LOCATION_ID, RECORD, RUN_ID
+
+PRODUCER_LINGER_MS = "0"
+"""Send each output batch at once; the producer's default linger adds latency."""
+
+
+def output_value(result: DataFrame, run_id: str) -> DataFrame:
+    """``key`` (the location id where there is one) and ``value`` (JSON) of each output.
+
+    Internal columns (``_`` prefix) are left out and null fields are written as
+    ``null``. Ingest's ``record`` is spliced in as text, so the input value is
+    embedded unchanged, without being parsed.
+    """
+    fields = [c for c in result.columns if not c.startswith("_") and c != RECORD]
+    body = F.to_json(F.struct(F.lit(run_id).alias(RUN_ID), *fields), {"ignoreNullFields": "false"})
+    if RECORD in result.columns:
+        head = F.substr(body, F.lit(1), F.length(body) - 1)
+        body = F.concat(head, F.lit(f',"{RECORD}":'), F.col(RECORD), F.lit("}"))
+    key = F.col(LOCATION_ID) if LOCATION_ID in result.columns else F.lit(None).cast("string")
+    return result.select(key.alias("key"), body.alias("value"))
+
+
+def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
+    """A Kafka sink writer for ``result`` with the configured trigger and output mode."""
+    writer = (
+        output_value(result, config.run_id)
+        .writeStream.format("kafka")
+        .queryName(f"stagebench-{config.stage}-{config.impl}-{config.run_id}")
+        .option("kafka.bootstrap.servers", config.bootstrap)
+        .option("kafka.linger.ms", PRODUCER_LINGER_MS)
+        .option("topic", config.output_topic)
+        .option("checkpointLocation", config.checkpoint_dir)
+    )
+    if config.trigger == "real-time":
+        # real-time mode needs update mode; only stateless and aggregation stages qualify
+        return writer.outputMode("update").trigger(realTime=config.real_time_checkpoint)
+    # append: chained stateful operators (join -> window -> window) need it
+    return writer.outputMode("append").trigger(
+        processingTime=f"{config.trigger_interval_ms} milliseconds"
+    )
