@@ -24,6 +24,26 @@ from stagebench import schema as s
 WINDOW_STAGES = ("tumbling", "sliding")
 
 
+COUNT_KEYS = (
+    "outputs",
+    "duplicates",
+    "expected",
+    "missing",
+    "unexpected",
+    "input_ts_mismatch",
+    "partial_windows",
+    "partial_window_outputs",
+)
+
+
+def empty_counts(outputs: int, duplicates: int) -> dict[str, int | None]:
+    """The completeness counts before any comparison with the inputs: every
+    count of :data:`COUNT_KEYS` besides ``outputs`` and ``duplicates`` is None."""
+    counts: dict[str, int | None] = dict.fromkeys(COUNT_KEYS)
+    counts.update(outputs=outputs, duplicates=duplicates)
+    return counts
+
+
 def completeness(
     stage: str,
     identity: tuple[str, ...],
@@ -39,16 +59,7 @@ def completeness(
     so an expected output is found even if the pipeline stamped it with a time
     outside the period, and an output is explained by any input of the run.
     """
-    counts: dict[str, int | None] = {
-        "outputs": len(outputs),
-        "duplicates": duplicates(outputs, identity),
-        "expected": None,
-        "missing": None,
-        "unexpected": None,
-        "input_ts_mismatch": None,
-        "partial_windows": None,
-        "partial_window_outputs": None,
-    }
+    counts = empty_counts(len(outputs), duplicates(outputs, identity))
     if stage == "tumbling" and len(outputs):
         seen, lanes = outputs[s.LANES_SEEN], outputs[s.NUM_LANES]
         counts["partial_window_outputs"] = int((seen.notna() & (seen < lanes)).sum())

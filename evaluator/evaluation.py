@@ -1,10 +1,11 @@
 """One run's evaluation with pandas: read, measure, check completeness, report.
 
-The flow: read the output topic (refusing anything not stamped with
-LogAppendTime) and the input topics, fix the measured period from the inputs'
-broker timestamps, compute per-output latencies, the expected outputs and
-completeness, then the statistics and time series, and write everything into
-the run directory (:mod:`evaluator.report`).
+The flow: refuse topics that break the clock rule (CreateTime, several leaders,
+leaders that changed during the run; SPEC §1), read the output topic (refusing
+anything not stamped with LogAppendTime) and the input topics, fix the measured
+period from the inputs' broker timestamps, compute per-output latencies, the
+expected outputs and completeness, then the statistics and time series, and
+write everything into the run directory (:mod:`evaluator.report`).
 """
 
 import logging
@@ -55,6 +56,7 @@ def evaluate(
 
     out_dir = Path(out_dir)
     report.check_writable(out_dir, overwrite)
+    check_clock(bootstrap, run)
     started = time.monotonic()
     if config.engine == "spark":
         from evaluator.spark_engine import evaluate_frames
@@ -65,6 +67,25 @@ def evaluate(
     summary["evaluation"]["seconds"] = round(time.monotonic() - started, 3)
     report.write(out_dir, summary, result, config)
     return summary
+
+
+def check_clock(bootstrap: str, run: RunInfo) -> None:
+    """Refuse to measure when the run's timestamps may come from two clocks (SPEC §1).
+
+    TopicError when a topic is CreateTime or its partitions have different
+    leaders now; EvaluationError when the run recorded different leaders before
+    and after it (``run.metadata["leaders"]``).
+    """
+    from stagebench.topics import check_topics
+
+    leaders = run.metadata.get("leaders") or {}
+    if "before" in leaders and "after" in leaders and leaders["before"] != leaders["after"]:
+        raise EvaluationError(
+            f"partition leaders changed during the run (before: {leaders['before']}, "
+            f"after: {leaders['after']}); timestamps may come from two broker clocks, "
+            "refusing to measure"
+        )
+    check_topics(bootstrap, [run.output_topic, *run.input_topics])
 
 
 def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame:
@@ -106,13 +127,19 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
 
 
 def check_log_append_time(topic: str, types: np.ndarray) -> None:
-    bad = int((types != reader.LOG_APPEND_TIME).sum())
+    """EvaluationError unless every record of ``types`` (confluent-kafka codes) is LogAppendTime."""
+    bad = int((np.asarray(types) != reader.LOG_APPEND_TIME).sum())
     if bad:
-        raise EvaluationError(
-            f"topic {topic!r}: {bad} of {len(types)} records are not stamped with "
-            "LogAppendTime; latencies would mix clocks (create benchmark topics with "
-            "message.timestamp.type=LogAppendTime)"
-        )
+        raise not_log_append_time(topic, bad, len(types))
+
+
+def not_log_append_time(topic: str, bad: int, total: int) -> EvaluationError:
+    """The error for ``bad`` of ``total`` records of ``topic`` not stamped by the broker."""
+    return EvaluationError(
+        f"topic {topic!r}: {bad} of {total} records are not stamped with "
+        "LogAppendTime; latencies would mix clocks (create benchmark topics with "
+        "message.timestamp.type=LogAppendTime)"
+    )
 
 
 def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
@@ -132,10 +159,11 @@ def measure(
 
     ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them.
     """
+    # malformed outputs as evaluator.stages.required_fields defines them
     bad = (
         outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
     )
-    for col in stages.TIMES:
+    for col in stages.required_fields(run.stage):
         bad |= outputs[col].isna().to_numpy()
     good = _subset(outputs, ~bad)
     if any(good[c].dtype != np.int64 for c in stages.TIMES):
@@ -172,6 +200,11 @@ def measure(
     latency = measured[LATENCY].to_numpy()
     latency_earliest = measured[LATENCY_EARLIEST].to_numpy()
     in_measured = in_ts[period.contains(in_ts)]
+    out_ts = good[TIMESTAMP].to_numpy()
+    series = stats.timeseries(out_ts, good[LATENCY].to_numpy(), in_ts)
+    first_output_delay = (
+        int(out_ts.min()) - int(in_ts.min()) if len(out_ts) and len(in_ts) else None
+    )
     records = {
         **counts,
         "negative": int((latency < 0).sum()),
@@ -188,8 +221,14 @@ def measure(
         "latency_ms": stats.describe(latency),
         "latency_earliest_ms": stats.describe(latency_earliest),
         "records": records,
-        "throughput": _throughput(len(in_measured), len(measured), period),
-        "timeseries": stats.timeseries(good[TIMESTAMP].to_numpy(), good[LATENCY].to_numpy(), in_ts),
+        "throughput": throughput(
+            len(in_measured),
+            int(period.contains(out_ts).sum()),
+            period,
+            peak_output(series),
+            first_output_delay,
+        ),
+        "timeseries": series,
         "latencies": good,
         "engine": "pandas",
     }
@@ -202,17 +241,30 @@ def _subset(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
     return frame.loc[mask].reset_index(drop=True)
 
 
-def _throughput(inputs: int, outputs: int, period: Period) -> dict[str, float | None]:
-    """Messages per second over the measured period (inputs by their broker time,
-    outputs by their ``input_ts_latest``, the same selection as the latencies)."""
+def throughput(
+    inputs: int,
+    outputs: int,
+    period: Period,
+    peak_output_mps: int | None,
+    first_output_delay_ms: int | None,
+) -> dict[str, float | int | None]:
+    """The ``throughput`` section (see :func:`build_summary`): ``inputs`` and
+    ``outputs`` are the records whose own broker timestamp lies in the measured
+    period."""
     secs = period.seconds
-    if secs <= 0:
-        return {"input_mps": None, "output_mps": None, "seconds": secs}
     return {
-        "input_mps": inputs / secs,
-        "output_mps": outputs / secs,
+        "input_mps": inputs / secs if secs > 0 else None,
+        "output_mps": outputs / secs if secs > 0 else None,
         "seconds": secs,
+        "peak_output_mps": peak_output_mps,
+        "first_output_delay_ms": first_output_delay_ms,
     }
+
+
+def peak_output(series: pd.DataFrame) -> int | None:
+    """The largest per-second output count of the time series (None without outputs)."""
+    counts = series["output_count"]
+    return int(counts.max()) if len(counts) and counts.max() > 0 else None
 
 
 def build_summary(
@@ -231,16 +283,31 @@ def build_summary(
     duplicates, unexpected, input_ts_mismatch, partial_windows,
     partial_window_outputs, negative, negative_earliest, malformed_inputs,
     malformed_outputs, outside_window, inputs, inputs_measured, outputs_total;
-    None where not applicable, see :mod:`evaluator.completeness`);
-    ``throughput`` (input_mps, output_mps, seconds); ``evaluation`` (engine,
-    percentile_method, seconds); ``warnings`` (list of sentences).
+    None where not applicable, see :mod:`evaluator.completeness`; malformed as
+    :func:`evaluator.stages.required_fields` defines it); ``throughput``:
+
+    - ``input_mps``, ``output_mps``: input records and valid output records whose
+      *own* broker timestamp lies in the measured period, per second of that
+      period (None when the period is empty), SPEC §6;
+    - ``seconds``: the length of the measured period;
+    - ``peak_output_mps``: the largest number of valid outputs appended in one
+      broker second over the whole run (the time series' ``output_count``),
+      None without outputs;
+    - ``first_output_delay_ms``: the first valid output's broker timestamp minus
+      the first input's (the single-burst workload's time to first output,
+      SPEC §5), None without inputs or outputs.
+
+    ``evaluation`` (engine, percentile_method, seconds); ``warnings`` (list of
+    sentences: the run's own ``metadata["warnings"]`` — publisher behind
+    schedule, delivery errors, drain timeout — then the evaluator's).
     """
     period: Period = result["period"]
     run_section = run.as_summary()
     run_section["bootstrap"] = run.bootstrap or bootstrap
-    warnings = _warnings(result["records"], config, period)
-    for text in warnings:
+    own = _warnings(result["records"], config, period)
+    for text in own:
         log.warning("%s", text)
+    warnings = [*(str(w) for w in run.metadata.get("warnings", [])), *own]
     return {
         "schema_version": SCHEMA_VERSION,
         "run": run_section,

@@ -116,7 +116,9 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         "",
         f"Input {_fmt(thr['input_mps'])} msg/s, output {_fmt(thr['output_mps'])} msg/s over the "
         f"measured period of {_fmt(thr['seconds'])} s (warm-up {period['warmup_ms']} ms, "
-        f"end cut {period['end_cut_ms']} ms).",
+        f"end cut {period['end_cut_ms']} ms), each record by its own broker timestamp. "
+        f"Peak output {_fmt(thr.get('peak_output_mps'))} msg/s (busiest broker second); "
+        f"first output {_fmt(thr.get('first_output_delay_ms'))} ms after the first input.",
         "",
     ]
     if summary["warnings"]:

@@ -16,11 +16,15 @@ from typing import Any
 import pandas as pd
 
 from evaluator import reader, stages
+from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
-from evaluator.evaluation import _throughput, check_log_append_time
+from evaluator.evaluation import not_log_append_time, peak_output, throughput
 from evaluator.latency import IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
+from evaluator.reader import MALFORMED as BAD
+from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC
+from evaluator.reader import TIMESTAMP as TS
 from evaluator.run_info import RunInfo
-from evaluator.stats import PERCENTILES
+from evaluator.stats import PERCENTILES, SECOND_MS
 from stagebench import schema as s
 from stagebench.errors import EvaluationError
 
@@ -28,20 +32,17 @@ log = logging.getLogger(__name__)
 
 SPARK_LOG_APPEND_TIME = 1
 """The Kafka source's ``timestampType`` code for LogAppendTime (confluent-kafka uses 2)."""
-
-TS = "_timestamp"
-TOPIC = "_topic"
-PARTITION = "_partition"
-OFFSET = "_offset"
-BAD = "_malformed"
-SECOND_MS = 1000
+NO_PARTIAL_RESULTS = {"spark.sql.json.enablePartialResults": "false"}
+"""A JSON value with one mistyped field parses to nulls only (a session conf, not
+a ``from_json`` option), so malformed outputs are the pandas reader's."""
 
 
 def evaluate_frames(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
     """Everything the report needs, computed by Spark (a local session by default)."""
     from stagebench.spark import build_session
 
-    spark = build_session("stagebench-evaluate", conf={"spark.sql.shuffle.partitions": "2"})
+    conf = {"spark.sql.shuffle.partitions": "2", **NO_PARTIAL_RESULTS}
+    spark = build_session("stagebench-evaluate", conf=conf)
     return measure_spark(spark, bootstrap, run, config)
 
 
@@ -70,14 +71,18 @@ def _kafka(spark, bootstrap: str, topics: tuple[str, ...]):
             F.col("partition").alias(PARTITION),
             F.col("offset").alias(OFFSET),
             F.unix_millis("timestamp").alias(TS),
-            F.col("timestampType").alias("_timestamp_type"),
+            F.col("timestampType").alias(TIMESTAMP_TYPE),
             F.col("value").cast("string").alias("_value"),
         )
         .cache()
     )
-    bad = frame.filter(F.col("_timestamp_type") != SPARK_LOG_APPEND_TIME).count()
-    if bad:
-        check_log_append_time(",".join(topics), [0] * bad)
+    counts = frame.agg(
+        F.count(F.lit(1)).alias("total"),
+        F.count(F.when(F.col(TIMESTAMP_TYPE) != SPARK_LOG_APPEND_TIME, 1)).alias("bad"),
+    ).first()
+    if counts["bad"]:
+        frame.unpersist()
+        raise not_log_append_time(",".join(topics), counts["bad"], counts["total"])
     return frame
 
 
@@ -92,34 +97,48 @@ def _spark_type(arrow_type) -> str:
 
 
 def _parsed(frame, schema, recover: bool):
-    """Parse ``_value`` into the schema's columns; ``recover`` adds the ingest
-    fallback of the pandas reader (scalar fields of an invalid-JSON value)."""
+    """Parse ``_value`` into the schema's columns as the pandas reader does.
+
+    A field of the wrong type nulls the whole value (``from_json`` without
+    partial results, see :data:`NO_PARTIAL_RESULTS`, as the reader's ``_typed``
+    refuses the record), and a string field must hold a JSON string
+    (``from_json`` would turn a number into its text). ``recover`` adds the
+    ingest fallback of the pandas reader (scalar fields of an invalid-JSON value).
+    """
     from pyspark.sql import functions as F
 
     ddl = ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in schema)
     parsed = frame.withColumn("_json", F.from_json("_value", ddl))
     cols = []
     for f in schema:
+        kind = _spark_type(f.type)
+        raw = F.regexp_extract("_value", reader._FIELD.format(f.name), 1)
         col = F.col(f"_json.`{f.name}`")
+        if kind == "string":
+            col = F.when(raw.startswith('"'), col)
         if recover:
-            raw = F.regexp_extract("_value", reader._FIELD.format(f.name), 1)
-            if _spark_type(f.type) == "string":
+            if kind == "string":
                 fallback = F.when(raw.startswith('"'), F.regexp_replace(raw, '^"|"$', ""))
+            elif kind == "bigint":
+                fallback = F.when(raw.rlike(r"^-?\d+$"), raw.try_cast(kind))
             else:
-                fallback = F.when(raw != "", raw.try_cast(_spark_type(f.type)))
+                fallback = F.when(raw.rlike(r"^-?\d"), raw.try_cast(kind))
             col = F.coalesce(col, fallback)
-        cols.append(col.cast(_spark_type(f.type)).alias(f.name))
+        cols.append(col.cast(kind).alias(f.name))
     return parsed.select(TOPIC, PARTITION, OFFSET, TS, "_value", *cols)
 
 
 def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
+    for key, value in NO_PARTIAL_RESULTS.items():
+        spark.conf.set(key, value)
     identity = list(stages.IDENTITY[run.stage])
     out_raw = _kafka(spark, bootstrap, (run.output_topic,))
     outputs = _parsed(out_raw, stages.output_schema(run.stage), run.stage == "ingest")
-    good_cond = F.col(s.INPUT_TS_LATEST).isNotNull() & F.col(s.INPUT_TS_EARLIEST).isNotNull()
-    for name in identity:
+    # malformed outputs as evaluator.stages.required_fields defines them
+    good_cond = F.lit(True)
+    for name in stages.required_fields(run.stage):
         good_cond &= F.col(name).isNotNull()
     outputs = outputs.withColumn(BAD, ~good_cond).cache()
     malformed_outputs = outputs.filter(F.col(BAD)).count()
@@ -153,16 +172,10 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     ).cache()
     measured = good.filter(F.col(IN_RANGE))
 
-    records: dict[str, Any] = {
-        "outputs": measured.count(),
-        "duplicates": measured.count() - measured.select(*identity).distinct().count(),
-        "expected": None,
-        "missing": None,
-        "unexpected": None,
-        "input_ts_mismatch": None,
-        "partial_windows": None,
-        "partial_window_outputs": None,
-    }
+    n_measured = measured.count()
+    records: dict[str, Any] = empty_counts(
+        n_measured, n_measured - measured.select(*identity).distinct().count()
+    )
     if run.stage == "tumbling":
         records["partial_window_outputs"] = measured.filter(
             F.col(s.LANES_SEEN) < F.col(s.NUM_LANES)
@@ -212,13 +225,28 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         *[c for c in good.columns if not c.startswith("_") and c not in (PARTITION, OFFSET, TS)],
     )
     in_ts = inputs.select(TS) if inputs is not None else None
+    series = _timeseries(good, in_ts)
+    out_times = good.agg(
+        F.min(TS).alias("first"), F.count(F.when(in_period(TS), 1)).alias("in_period")
+    ).first()
+    first_output_delay = (
+        int(out_times["first"]) - int(bounds[0])
+        if inputs is not None and out_times["first"] is not None
+        else None
+    )
     return {
         "period": period,
         "latency_ms": _describe(measured, LATENCY),
         "latency_earliest_ms": _describe(measured, LATENCY_EARLIEST),
         "records": records,
-        "throughput": _throughput(inputs_measured, records["outputs"], period),
-        "timeseries": _timeseries(good, in_ts),
+        "throughput": throughput(
+            inputs_measured,
+            int(out_times["in_period"]),
+            period,
+            peak_output(series),
+            first_output_delay,
+        ),
+        "timeseries": series,
         "latencies": None,
         "write_latencies": lambda path: latencies.write.mode("overwrite").parquet(str(path)),
         "engine": "spark",

@@ -54,6 +54,19 @@ INPUT_SCHEMA = pa.schema(
 """Every input field; a value with another field is malformed (schema.validate_input)."""
 
 
+def required_fields(stage: str) -> tuple[str, ...]:
+    """The output fields without which an output cannot be measured or matched.
+
+    The one definition of a **malformed output**, used by both engines: its value
+    is not a JSON object whose fields have the types of :func:`output_schema`
+    (one field of the wrong type makes the whole value malformed; ingest
+    recovers the fields of a value that embeds invalid JSON), or one of these
+    fields is missing or null. Malformed outputs are counted
+    (``records.malformed_outputs``) and excluded from every other number.
+    """
+    return tuple(dict.fromkeys((*TIMES, *IDENTITY[stage])))
+
+
 def output_schema(stage: str) -> pa.Schema:
     """The output fields the evaluator reads for ``stage`` (others are ignored)."""
     names = (*TIMES, *IDENTITY[stage], *_EXTRA.get(stage, ()))

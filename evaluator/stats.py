@@ -25,6 +25,8 @@ PERCENTILES: dict[str, float] = {
     "p99_99": 99.99,
 }
 METHOD = "linear"
+SECOND_MS = 1000
+"""Milliseconds per second: the bucket of every per-second series and window."""
 STAT_KEYS = ("count", "mean", "min", *PERCENTILES, "max")
 
 
@@ -100,9 +102,11 @@ def timeseries(
     """
     columns = ["second", "input_count", "output_count", "latency_p50_ms", "latency_p99_ms"]
     seconds, counts, qs = grouped_percentiles(
-        np.asarray(output_ts, np.int64) // 1000, np.asarray(latency), (50.0, 99.0)
+        np.asarray(output_ts, np.int64) // SECOND_MS, np.asarray(latency), (50.0, 99.0)
     )
-    in_seconds, in_counts = np.unique(np.asarray(input_ts, np.int64) // 1000, return_counts=True)
+    in_seconds, in_counts = np.unique(
+        np.asarray(input_ts, np.int64) // SECOND_MS, return_counts=True
+    )
     if seconds.size == 0 and in_seconds.size == 0:
         return pd.DataFrame(columns=columns)
     first = min(

@@ -21,6 +21,13 @@ TUNING: list[tuple[str, str, Any, str]] = [
         "ingest and parse only) (default: processing-time)",
     ),
     (
+        "--real-time-checkpoint",
+        "real_time_checkpoint",
+        str,
+        "real-time mode checkpoint interval, a Spark interval such as '10 seconds' "
+        "(minimum 5 s; not a latency) (default: 5 minutes)",
+    ),
+    (
         "--trigger-interval-ms",
         "trigger_interval_ms",
         int,
@@ -59,6 +66,7 @@ TUNING: list[tuple[str, str, Any, str]] = [
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pipelines.config import PipelineConfig
     from stagebench.schema import STAGES
 
     parser.add_argument("--stage", required=True, choices=STAGES, help="last stage (required)")
@@ -90,7 +98,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         help="Kafka bootstrap servers (default: STAGEBENCH_BOOTSTRAP, else the embedded broker)",
     )
-    parser.add_argument("--master", default="local[*]", help="Spark master (default: local[*])")
+    default_master = PipelineConfig.__dataclass_fields__["master"].default
+    parser.add_argument(
+        "--master",
+        default=default_master,
+        help=f"Spark master, e.g. spark://host:7077 (default: {default_master}, the "
+        "pipeline configuration's default: two local cores, leaving the others to Kafka "
+        "and the publisher)",
+    )
     parser.add_argument(
         "--max-seconds",
         type=float,

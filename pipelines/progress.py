@@ -25,7 +25,6 @@ class ProgressWriter(StreamingQueryListener):
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        self.progress_events = 0
 
     def _write(self, event: str, body: dict[str, Any]) -> None:
         line = json.dumps({"event": event, "time_ms": int(time.time() * 1000), **body})
@@ -44,7 +43,6 @@ class ProgressWriter(StreamingQueryListener):
         )
 
     def onQueryProgress(self, event: Any) -> None:
-        self.progress_events += 1
         self._write("progress", json.loads(event.progress.json))
 
     def onQueryIdle(self, event: Any) -> None:

@@ -14,6 +14,7 @@ locations from the same stream (:class:`LocationPool`): spatial scaling adds
 distinct locations, it never repeats one within a tick.
 """
 
+import logging
 import math
 from dataclasses import dataclass
 from itertools import islice
@@ -22,6 +23,8 @@ from publisher import workload
 from publisher.codec import LaneEncoder
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.model import Location, location_stream, locations_for_lanes, make_locations
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,9 +80,16 @@ def schedule(config: PublisherConfig, sizing: Sizing) -> workload.Schedule:
         case "constant":
             return workload.constant(base, tick, end)
         case "periodic-burst":
+            pairs = burst_pairs(config, sizing)
+            if 2 * pairs != config.burst_messages:
+                log.info(
+                    "burst of %d messages rounded up to %d (whole locations)",
+                    config.burst_messages,
+                    2 * pairs,
+                )
             return workload.periodic_burst(
                 base,
-                math.ceil(config.burst_messages / 2),
+                pairs,
                 config.burst_every_s,
                 config.burst_duration_s,
                 tick,
@@ -93,6 +103,46 @@ def schedule(config: PublisherConfig, sizing: Sizing) -> workload.Schedule:
             return workload.ramp(tuple(r / 2.0 for r in config.ramp_rates), config.ramp_step_s,
                                  tick, end)  # fmt: skip
     raise AssertionError(config.workload)
+
+
+def burst_pairs(config: PublisherConfig, sizing: Sizing) -> int:
+    """Pairs per periodic burst: ``burst_messages`` rounded up to whole locations.
+
+    A burst tick publishes the base lanes and then the next lanes of the pool
+    (:class:`LocationPool`); a burst ending inside a location would leave that
+    location with only some of its lanes for that data minute (a partial
+    window). The pairs are rounded up so each burst tick ends on a location
+    boundary: per tick when the bursts start on tick boundaries and last one
+    tick or a whole number of ticks (a burst's ticks are then equal), else per
+    burst (best effort: one tick's share may still end inside a location).
+    """
+    pairs = math.ceil(config.burst_messages / 2)
+    if pairs <= 0:
+        return 0
+    burst_ticks = config.burst_duration_s / config.tick_s
+    starts_on_ticks = _whole(config.burst_every_s / config.tick_s)
+    if not starts_on_ticks or burst_ticks <= 1 + 1e-6 or not _whole(burst_ticks):
+        # one tick (rounded per tick), or no whole ticks (rounded per burst)
+        return _whole_locations(config, sizing, pairs)
+    n = round(burst_ticks)
+    return n * _whole_locations(config, sizing, math.ceil(pairs / n))
+
+
+def _whole(x: float) -> bool:
+    return abs(x - round(x)) < 1e-6
+
+
+def _whole_locations(config: PublisherConfig, sizing: Sizing, pairs: int) -> int:
+    """The lanes of the fewest pool locations after the base that have ``pairs`` lanes."""
+    stream = islice(
+        location_stream(config.seed, (config.min_lanes, config.max_lanes)), sizing.locations, None
+    )
+    lanes = 0
+    for loc in stream:
+        lanes += loc.num_lanes
+        if lanes >= pairs:
+            break
+    return lanes
 
 
 class LocationPool:

@@ -41,6 +41,7 @@ BROKER_ARTIFACTS = [
 ]
 NODE_ID = 1
 START_TIMEOUT_S = 90.0
+START_ATTEMPTS = 3
 STOP_TIMEOUT_S = 30.0
 
 
@@ -176,7 +177,17 @@ class EmbeddedBroker:
                         "stop it first to use another port"
                     )
                 return state
-            return self._start()
+            attempt = 1
+            while True:
+                try:
+                    return self._start()
+                except BrokerError as err:
+                    # a free port picked for us can be taken by another process before
+                    # the JVM binds it; a port the user chose is not retried
+                    if self.port or attempt == START_ATTEMPTS:
+                        raise
+                    attempt += 1
+                    log.warning("broker start failed (%s); retrying on other ports", err)
 
     def stop(self) -> bool:
         """Stop the broker and remove its state; False when none was running."""

@@ -28,7 +28,7 @@ from typing import Any, Literal, get_args
 from stagebench import KAFKA_VERSION, resources
 from stagebench.config import as_dict, from_mapping, require
 from stagebench.console import Console
-from stagebench.errors import BrokerError, SparkError, StagebenchError
+from stagebench.errors import BrokerError, PublishError, SparkError, StagebenchError
 from stagebench.naming import RunTopics, new_run_id
 from stagebench.schema import STAGES
 from stagebench.settings import Settings
@@ -45,6 +45,7 @@ HEALTH_EVERY_S = 2.0
 BROKER_FAILURES_TOLERATED = 3
 STOP_TIMEOUT_S = 60.0
 FAILED_STOP_TIMEOUT_S = 15.0
+REAL_TIME_DRAIN_S = 5.0
 """A failed or interrupted run (e.g. the broker died) cannot stop cleanly anyway."""
 
 
@@ -112,8 +113,9 @@ def execute(run: RunConfig, settings: Settings, console: Console | None = None) 
     bootstrap = resolve(run.bootstrap)
     run_id = new_run_id()
     run_dir = Path(run.results_dir) / run_dir_name(run.stage, run_id)
+    prepared = Run(run, settings, bootstrap, run_id, run_dir, console)  # validates everything
     run_dir.mkdir(parents=True)
-    return Run(run, settings, bootstrap, run_id, run_dir, console).execute()
+    return prepared.execute()
 
 
 class Run:
@@ -138,12 +140,6 @@ class Run:
         self.settings = settings
         # every configuration is built and validated before anything starts
         self.publisher = from_mapping(PublisherConfig, self._publisher_mapping(), "publisher")
-        warmup = run.warmup_s if run.warmup_s is not None else (
-            0.0 if run.workload == "single-burst" else None
-        )  # fmt: skip
-        self.evaluator = from_mapping(
-            EvaluatorConfig, {**settings.section("evaluator"), "warmup_s": warmup}, "evaluator"
-        )
         self.pipeline = from_mapping(
             PipelineConfig,
             {
@@ -164,7 +160,20 @@ class Run:
             },
             "pipeline",
         )
-        self.broker_pid = _embedded_broker_pid(bootstrap)
+        warmup = run.warmup_s if run.warmup_s is not None else (
+            0.0 if run.workload == "single-burst" else None
+        )  # fmt: skip
+        self.evaluator = from_mapping(
+            EvaluatorConfig,
+            {
+                **settings.section("evaluator"),
+                "warmup_s": warmup,
+                "sliding_window_s": self.pipeline.window_length_ms // 1000,
+            },
+            "evaluator",
+        )
+        self._check_combination()
+        self.broker_pid = _local_broker_pid(bootstrap)
         self.proc: subprocess.Popen | None = None
         self.stop_publishing = threading.Event()
         self.publish_thread: threading.Thread | None = None
@@ -176,6 +185,7 @@ class Run:
             }
         )
         self.marks: dict[str, int] = {}
+        self.warnings: list[str] = []
 
     def _embedded(self) -> bool:
         from stagebench.broker import is_embedded_broker
@@ -183,11 +193,38 @@ class Run:
         return self.broker_pid is not None and is_embedded_broker(self.broker_pid)
 
     # --- configuration ---------------------------------------------------------
+    def _check_combination(self) -> None:
+        """Settings each valid alone whose combination would make the results wrong."""
+        stateful = STAGES.index(self.run.stage) >= STAGES.index("join")
+        require(
+            self.publisher.time_scale == 1 or not stateful,
+            "time_scale must be 1 for join and window stages: event time is the wall-clock "
+            "second, so two data minutes in one second would share their join key",
+        )
+        require(
+            self.pipeline.window_slide_ms == 1000,
+            "the evaluator checks sliding windows with a 1 s slide only (window_slide_ms = 1000)",
+        )
+        if STAGES.index(self.run.stage) >= STAGES.index("tumbling"):
+            # a built-in window closes once event time passes its end plus the watermark
+            # delay, and each chained operator needs one more batch
+            needed_s = (self.pipeline.watermark_delay_ms + 2000) / 1000
+            require(
+                self.run.tail_s >= needed_s,
+                f"tail_s must be at least {needed_s:g} s (watermark delay + 2 s) so the last "
+                "windows of the measured period close",
+            )
+
     def _publisher_mapping(self) -> dict[str, Any]:
+        from publisher.config import PublisherConfig
+
         section = self.settings.section("publisher")
         duration = self.run.duration_s + self.run.tail_s
         if self.run.workload == "single-burst":
-            duration += section.get("backlog_s", 300.0)
+            # the job starts after the backlog and takes a while to start: the runner stops
+            # the publisher once the measured period and the tail are over
+            backlog = section.get("backlog_s", PublisherConfig.backlog_s)
+            duration += backlog + self.run.ready_timeout_s
         return {
             **section,
             "rate": self.run.rate,
@@ -244,6 +281,9 @@ class Run:
 
             self.marks["end_ms"] = newest_timestamp(self.bootstrap, self.topics.inputs) or 0
             say(f"measured period over; publishing a {run.tail_s:g} s tail so windows close")
+            if run.workload == "single-burst":  # its schedule runs on until stopped
+                self._wait(run.tail_s, "tail")
+                self.stop_publishing.set()
             self._join_publisher()
             self._drain()
             status = {"state": "complete"}
@@ -253,6 +293,9 @@ class Run:
             raise
         except StagebenchError as err:
             status = {"state": "failed", "error": str(err)}
+            raise
+        except BaseException as err:
+            status = {"state": "failed", "error": repr(err)}
             raise
         finally:
             self._shutdown(status)
@@ -305,8 +348,10 @@ class Run:
             try:
                 summary = publish(self.bootstrap, self.publisher, self.stop_publishing, progress)
                 self.publish_result["summary"] = summary
-            except BaseException as err:  # reported by the main thread
+            except StagebenchError as err:  # reported by the main thread
                 self.publish_result["error"] = err
+            except Exception as err:
+                self.publish_result["error"] = PublishError(f"the publisher failed: {err!r}")
 
         def progress(snap) -> None:
             self.console.status(
@@ -329,12 +374,12 @@ class Run:
             raise err
         summary = self.publish_result["summary"]
         if not summary.ok:
-            self.console.warn(
+            self._warn(
                 f"publisher: {summary.delivery_errors} delivery errors, "
                 f"{summary.undelivered} undelivered ({'; '.join(summary.first_errors)})"
             )
         if summary.behind:
-            self.console.warn(
+            self._warn(
                 f"publisher fell behind its schedule (send lag p99 {summary.send_lag_ms['p99']} "
                 "ms): the offered load was lower than asked"
             )
@@ -342,6 +387,12 @@ class Run:
     def _drain(self) -> None:
         """Wait until the job has processed everything: two empty batches in a row."""
         self.console.step("waiting for the job to drain")
+        if self.pipeline.trigger == "real-time":
+            # real-time mode reports progress only at its checkpoint interval; its
+            # latency is milliseconds, so a short pause lets the last records through
+            self._wait(REAL_TIME_DRAIN_S, "drain")
+            self.marks["drained_ms"] = int(time.time() * 1000)
+            return
         progress = self.dir / "engine_progress.jsonl"
         since_ms = int(time.time() * 1000)
         deadline = time.monotonic() + self.run.drain_timeout_s
@@ -351,10 +402,15 @@ class Run:
                 self.marks["drained_ms"] = int(time.time() * 1000)
                 return
             time.sleep(0.5)
-        self.console.warn(
+        self._warn(
             f"the job had not drained {self.run.drain_timeout_s:g} s after the input stopped; "
             "evaluating what arrived (late outputs count as missing)"
         )
+
+    def _warn(self, message: str) -> None:
+        """A reason not to trust this run's numbers: shown now and stored in summary.json."""
+        self.console.warn(message)
+        self.warnings.append(message)
 
     def _wait(self, seconds: float, what: str) -> None:
         self._wait_until(time.monotonic() + seconds, what)
@@ -383,9 +439,10 @@ class Run:
         if self.broker_pid is not None:
             import psutil
 
-            return psutil.pid_exists(self.broker_pid) and (
-                psutil.Process(self.broker_pid).status() != psutil.STATUS_ZOMBIE
-            )
+            try:
+                return psutil.Process(self.broker_pid).status() != psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return False
         failures = getattr(self, "_broker_failures", 0)
         try:
             from stagebench.broker import wait_until_reachable
@@ -440,6 +497,7 @@ class Run:
                 "resources": self.resources,
                 "leaders": {"before": self.leaders_before, "after": self.leaders_after},
                 "marks_ms": self.marks,
+                "warnings": self.warnings,
             },
             config=self.effective_config(),
         )
@@ -475,14 +533,23 @@ def _drained(progress: Path, since_ms: int) -> bool:
     return False
 
 
-def _embedded_broker_pid(bootstrap: str) -> int | None:
-    """Pid of the broker when it runs on this machine (its resources are then sampled)."""
+def _local_broker_pid(bootstrap: str) -> int | None:
+    """Pid of the Kafka JVM when it runs on this machine (its resources are then sampled).
+
+    A port forwarded into a container (docker-proxy) is not the broker: not sampled.
+    """
+    import psutil
+
     from stagebench.ports import listener_pid
 
     host, _, port = bootstrap.split(",")[0].rpartition(":")
     if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
         return None
-    return listener_pid(int(port))
+    pid = listener_pid(int(port))
+    try:
+        return pid if pid is not None and "kafka.Kafka" in psutil.Process(pid).cmdline() else None
+    except psutil.Error:
+        return None
 
 
 def _last_error(log_file: Path) -> str:

@@ -6,7 +6,6 @@ increments are differences of those medians.
 """
 
 import json
-import statistics
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,32 +15,6 @@ from stagebench.naming import new_run_id
 from stagebench.runner import RunConfig, execute
 from stagebench.settings import Settings
 
-QUANTILES = ("p50", "p95", "p99")
-
-
-def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per (stage, impl) from per-run rows: medians, spreads, increments."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["stage"], row["impl"]), []).append(row)
-    out, previous = [], None
-    for (stage, impl), runs in groups.items():  # rows arrive in ladder order
-        entry: dict[str, Any] = {"stage": stage, "impl": impl, "repetitions": len(runs)}
-        for q in QUANTILES:
-            values = [r[q] for r in runs if r[q] is not None]
-            entry[q] = statistics.median(values) if values else None
-            entry[f"{q}_spread"] = [min(values), max(values)] if values else None
-        for q in QUANTILES:
-            before = previous[q] if previous else None
-            entry[f"increment_{q}"] = (
-                entry[q] - before if entry[q] is not None and before is not None else None
-            )
-        entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
-        entry["run_dirs"] = [r["run_dir"] for r in runs]
-        out.append(entry)
-        previous = entry
-    return out
-
 
 def run_suite(
     stages: list[tuple[str, str]],
@@ -49,8 +22,11 @@ def run_suite(
     base: RunConfig,
     settings: Settings,
     console: Console,
-) -> tuple[Path, list[dict[str, Any]]]:
-    """Run every (stage, impl) ``repeat`` times; the suite directory and the aggregated rows."""
+) -> tuple[Path, list[dict[str, Any]], list[Path]]:
+    """Run every (stage, impl) ``repeat`` times.
+
+    Returns the suite directory, the aggregated rows and the runs with missing outputs.
+    """
     from dataclasses import replace
 
     from evaluator.compare import compare, plot, to_markdown
@@ -59,13 +35,15 @@ def run_suite(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     suite_dir = Path(base.results_dir) / f"{stamp}-suite-{suite_id}"
     suite_dir.mkdir(parents=True)
-    run_dirs = []
+    run_dirs, incomplete = [], []
     total = len(stages) * repeat
     for i, (stage, impl) in enumerate(s for s in stages for _ in range(repeat)):
         console.step(f"suite {suite_id}: run {i + 1} of {total}, stage {stage} ({impl})")
         result = execute(replace(base, stage=stage, impl=impl), settings, console)
         run_dirs.append(result.run_dir)
-    rows = aggregate(compare(run_dirs))
+        if result.summary["records"]["missing"]:
+            incomplete.append(result.run_dir)
+    rows = compare(run_dirs)
     doc = {
         "suite": suite_id,
         "created_at": datetime.now(UTC).isoformat(),
@@ -82,4 +60,4 @@ def run_suite(
     (suite_dir / "comparison.md").write_text(
         f"# Suite {suite_id}\n\n{note}{to_markdown(rows)}\n\n{pictures}\n"
     )
-    return suite_dir, rows
+    return suite_dir, rows, incomplete

@@ -1,5 +1,7 @@
 """``stagebench suite``: the stage ladder with identical settings, and the increments."""
 
+import sys
+
 from stagebench.run_args import add_run_arguments, run_overrides
 
 
@@ -48,9 +50,11 @@ def run(args) -> int:
         stages_impl = [(s, "custom" if s in ("tumbling", "sliding") else "builtin") for s in stages]
     else:
         stages_impl = [(s, base.impl) for s in stages]
-    suite_dir, rows = run_suite(
+    suite_dir, rows, incomplete = run_suite(
         stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console()
     )
     print(format_table(rows))
     print(f"\nsuite results: {suite_dir}")
-    return 0
+    for run_dir in incomplete:
+        print(f"WARNING: {run_dir} has missing outputs (see its summary.json)", file=sys.stderr)
+    return 1 if incomplete else 0

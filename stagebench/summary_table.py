@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from evaluator.compare import format_cell
+
 COLUMNS = [
     ("stage", lambda s: s["run"]["stage"]),
     ("impl", lambda s: s["run"]["impl"]),
@@ -15,21 +17,9 @@ COLUMNS = [
 ]
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    return (
-        f"{value:,.1f}"
-        if isinstance(value, float)
-        else f"{value:,}"
-        if isinstance(value, int)
-        else str(value)
-    )
-
-
 def format_runs(summaries: list[dict[str, Any]]) -> str:
     header = [name for name, _ in COLUMNS]
-    body = [[_cell(get(s)) for _, get in COLUMNS] for s in summaries]
+    body = [[format_cell(get(s)) for _, get in COLUMNS] for s in summaries]
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]

@@ -26,12 +26,15 @@ def admin_client(bootstrap: str) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
 
 
-def broker_ids(admin: AdminClient, bootstrap: str) -> list[int]:
+def _metadata(admin: AdminClient, bootstrap: str = "the broker"):
     try:
-        metadata = admin.list_topics(timeout=TIMEOUT_S)
+        return admin.list_topics(timeout=TIMEOUT_S)
     except KafkaException as err:
         raise BrokerError(f"cannot reach Kafka at {bootstrap}: {err.args[0]}") from err
-    return sorted(metadata.brokers)
+
+
+def broker_ids(admin: AdminClient, bootstrap: str) -> list[int]:
+    return sorted(_metadata(admin, bootstrap).brokers)
 
 
 def replica_assignment(
@@ -89,7 +92,7 @@ def _wait_for_leaders(admin: AdminClient, names: list[str], partitions: int) -> 
     """Topic creation returns before every partition has a leader; wait for them."""
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
-        metadata = admin.list_topics(timeout=TIMEOUT_S)
+        metadata = _metadata(admin)
         ready = all(
             name in metadata.topics
             and len(metadata.topics[name].partitions) == partitions
@@ -121,14 +124,17 @@ def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) 
     admin = admin_client(bootstrap)
     broker_ids(admin, bootstrap)  # a clear error when Kafka is unreachable
     report = TopicReport()
-    metadata = admin.list_topics(timeout=TIMEOUT_S)
+    metadata = _metadata(admin)
     present = [n for n in names if n in metadata.topics and not metadata.topics[n].error]
     report.problems += [f"topic {n!r} does not exist" for n in names if n not in present]
     if not present:
         return report
     resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in present]
     for resource, future in admin.describe_configs(resources, request_timeout=TIMEOUT_S).items():
-        entry = future.result().get(TIMESTAMP_TYPE)
+        try:
+            entry = future.result().get(TIMESTAMP_TYPE)
+        except KafkaException as err:
+            raise TopicError(f"cannot read the config of {resource.name!r}: {err}") from err
         ts_type = entry.value if entry is not None else "unknown"
         report.timestamp_types[resource.name] = ts_type
         if ts_type != LOG_APPEND_TIME:

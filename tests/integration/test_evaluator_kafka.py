@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from evaluator import EvaluatorConfig, RunInfo, evaluate, save_run
 from stagebench import schema as s
-from stagebench.errors import EvaluationError
+from stagebench.errors import EvaluationError, TopicError
 from stagebench.topics import create_topics
 
 pytestmark = pytest.mark.integration
@@ -180,7 +180,9 @@ def test_ingest_outputs_embedding_malformed_inputs_are_measured(
     assert got["latency_ms"].tolist() == want
 
 
-def test_refuses_create_time_output(kafka_bootstrap, unique, tmp_path):
+@pytest.fixture
+def create_time_run(kafka_bootstrap, unique):
+    """A parse run whose output topic is CreateTime, with one record."""
     topic = f"ct-{unique}"
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     config = {"message.timestamp.type": "CreateTime"}
@@ -188,9 +190,24 @@ def test_refuses_create_time_output(kafka_bootstrap, unique, tmp_path):
     value = {s.INPUT_TS_LATEST: 1, s.INPUT_TS_EARLIEST: 1, s.INPUT_COUNT: 1, s.SOURCE_TOPIC: "x",
              s.SOURCE_PARTITION: 0, s.SOURCE_OFFSET: 0}  # fmt: skip
     _produce(kafka_bootstrap, topic, [json.dumps(value).encode()])
-    run = RunInfo(id=unique, stage="parse", output_topic=topic)
-    with pytest.raises(EvaluationError, match="LogAppendTime"):
-        evaluate(kafka_bootstrap, run, EvaluatorConfig(), tmp_path)
+    return RunInfo(id=unique, stage="parse", output_topic=topic)
+
+
+def test_refuses_create_time_topic_before_reading(kafka_bootstrap, create_time_run, tmp_path):
+    with pytest.raises(TopicError, match="CreateTime"):
+        evaluate(kafka_bootstrap, create_time_run, EvaluatorConfig(), tmp_path)
+
+
+@pytest.mark.parametrize("engine", ["pandas", pytest.param("spark", marks=pytest.mark.spark)])
+def test_engines_refuse_records_not_stamped_by_the_broker(kafka_bootstrap, create_time_run, engine):
+    # behind the topic check: a topic switched to CreateTime after the check
+    if engine == "spark":
+        from evaluator.spark_engine import evaluate_frames
+    else:
+        from evaluator.evaluation import evaluate_pandas as evaluate_frames
+    config = EvaluatorConfig(engine=engine)
+    with pytest.raises(EvaluationError, match="1 of 1 records are not stamped with LogAppendTime"):
+        evaluate_frames(kafka_bootstrap, create_time_run, config)
 
 
 def test_cli_evaluates_run_dir_and_compares(kafka_bootstrap, join_run, tmp_path):
@@ -247,6 +264,27 @@ def test_spark_engine_gives_identical_numbers(
     )
     ingested = _same_by_both_engines(kafka_bootstrap, ingest_run[0], tmp_path / "ingest")
     assert (ingested["records"]["outputs"], ingested["records"]["missing"]) == (4, 1)
+
+
+@pytest.mark.spark
+def test_engines_agree_on_malformed_outputs(kafka_bootstrap, unique, spark, tmp_path):
+    out = f"bad-out-{unique}"
+    create_topics(kafka_bootstrap, [out])
+    good = {s.RUN_ID: unique, s.LOCATION_ID: "L", s.LANE: 1, s.OBSERVATION_TS: BASE_TS,
+            s.INPUT_TS_LATEST: BASE_TS, s.INPUT_TS_EARLIEST: BASE_TS - 5}  # fmt: skip
+    values = [{**good, s.LANE: lane, s.INPUT_TS_LATEST: BASE_TS + lane} for lane in range(1, 5)]
+    bad = [
+        {**good, s.LANE: "1"},  # identity of the wrong type
+        {k: v for k, v in good.items() if k != s.LOCATION_ID},  # identity missing
+        {**good, s.LOCATION_ID: 7},  # a number where a string belongs
+        {**good, s.INPUT_TS_EARLIEST: 1.5},  # a float where an integer belongs
+    ]
+    encoded = [json.dumps(v).encode() for v in values + bad] + [b'{"lane": 1, oops']
+    _produce(kafka_bootstrap, out, encoded)
+    run = RunInfo(id=unique, stage="join", output_topic=out)
+    summary = _same_by_both_engines(kafka_bootstrap, run, tmp_path)
+    assert summary["records"]["malformed_outputs"] == len(bad) + 1
+    assert summary["records"]["outputs"] == len(values)
 
 
 def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):

@@ -41,4 +41,6 @@ def test_roundtrip_is_stamped_by_the_broker(kafka_bootstrap, unique):
     records = read_all(kafka_bootstrap, topic, partitions=3, expected=300)
     assert len(records) == 300
     assert {r.timestamp_type for r in records} == {KAFKA_PYTHON_LOG_APPEND_TIME}
-    assert all(before_ms - 5 <= r.timestamp <= after_ms + 5 for r in records)
+    # the broker replaced our CreateTime of 1 000 ms with its own clock; a broker on
+    # another host may disagree with ours by a little, never by a minute
+    assert all(before_ms - 60_000 <= r.timestamp <= after_ms + 60_000 for r in records)

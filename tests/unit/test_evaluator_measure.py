@@ -95,6 +95,69 @@ def test_malformed_outputs_are_counted_and_excluded():
     assert result["latency_ms"]["count"] == 2
 
 
+def test_outputs_missing_an_identity_field_are_malformed():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, 6, 7])
+    outputs[s.SOURCE_OFFSET] = pd.array([0, None, 2], "Int64")
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    assert result["records"]["malformed_outputs"] == 1
+    assert result["latency_ms"]["count"] == 2
+
+
+def test_output_throughput_counts_outputs_by_their_own_broker_time():
+    inputs = _inputs([1000 * i for i in range(10)])  # period 0..9 s
+    # the last four outputs are appended after the period (9.5 s .. 12.5 s)
+    outputs = _outputs(inputs, [100] * 6 + [3500] * 4)
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    thr = result["throughput"]
+    assert result["records"]["outputs"] == 10  # latencies: by input_ts_latest
+    assert thr["seconds"] == 9.0
+    assert thr["output_mps"] == pytest.approx(6 / 9)
+    assert thr["input_mps"] == pytest.approx(10 / 9)
+    assert thr["first_output_delay_ms"] == 100
+    # broker seconds 9.5, 10.5, 11.5, 12.5 and 0.1 .. 5.1: one output per second
+    assert thr["peak_output_mps"] == 1
+
+
+def test_peak_output_and_first_output_delay_of_a_burst():
+    inputs = _inputs([0] * 5 + [1000 * i for i in range(1, 6)])
+    # a backlog: the job starts late and emits five outputs within one broker second
+    outputs = _outputs(inputs, [4000, 4100, 4200, 4300, 4400, 100, 100, 100, 100, 100])
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    thr = result["throughput"]
+    # first output: the one of the input at 1 s, appended at 1.1 s; first input at 0 s
+    assert thr["first_output_delay_ms"] == 1100
+    assert thr["peak_output_mps"] == 5 + 1  # 4.0..4.4 s and the input at 4 s + 100 ms
+    assert thr["peak_output_mps"] == result["timeseries"]["output_count"].max()
+
+
+def test_run_warnings_are_reported_with_the_evaluators():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, -6, 7])
+    run = RunInfo(
+        id="r1", stage="parse", output_topic="out", input_topics=("speed",),
+        metadata={"warnings": ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]},
+    )  # fmt: skip
+    result = measure(run, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    warnings = build_summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["warnings"]
+    assert warnings[:2] == ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]
+    assert any("negative" in w for w in warnings)
+    assert build_summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
+        "latencies: timestamps from different clocks or a pipeline carrying wrong input "
+        "timestamps; do not trust these numbers"]  # fmt: skip
+
+
+def test_leaders_changed_during_the_run_is_refused():
+    from evaluator.evaluation import check_clock
+
+    run = RunInfo(
+        id="r1", stage="parse", output_topic="out",
+        metadata={"leaders": {"before": {"out": [1]}, "after": {"out": [2]}}},
+    )  # fmt: skip
+    with pytest.raises(EvaluationError, match="partition leaders changed during the run"):
+        check_clock("127.0.0.1:1", run)
+
+
 def test_nothing_to_evaluate_is_an_error():
     empty = _outputs(_inputs([0]), [])
     with pytest.raises(EvaluationError, match="nothing to evaluate"):

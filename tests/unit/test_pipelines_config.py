@@ -78,6 +78,20 @@ def test_arguments_build_the_config(tmp_path):
     assert config.max_offsets_per_trigger == 100
     assert config.spark_conf == {"spark.x": "a=b"}
     assert config.window_length_ms == 3000  # untouched options keep the config default
+    assert config.master == "local[2]" == PipelineConfig.__dataclass_fields__["master"].default
+    assert config.real_time_checkpoint == "5 minutes"
+
+
+def test_real_time_checkpoint_option_and_help_state_their_defaults(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(
+        ["--stage", "ingest", "--output-topic", "o", "--run-dir", str(tmp_path / "r"),
+         "--trigger", "real-time", "--real-time-checkpoint", "10 seconds"]
+    )  # fmt: skip
+    assert config_from_args(args, "host:1").real_time_checkpoint == "10 seconds"
+    text = " ".join(parser.format_help().split())
+    assert "(default: 5 minutes)" in text and "(default: local[2]" in text
 
 
 @pytest.mark.parametrize(

@@ -137,12 +137,48 @@ def test_same_seed_publishes_the_same_data():
     assert publish_ticks(config, 2) != publish_ticks(PublisherConfig(rate=100, seed=6), 2)
 
 
-def test_burst_ticks_use_extra_locations():
+def _whole_locations_per_tick(ticks):
+    """Every tick (a list of sends) has all lanes of each location, in both topics."""
+    for tick in ticks:
+        lanes: dict[tuple[str, str], set[int]] = {}
+        num_lanes = {}
+        for topic, value, _ in tick:
+            m = decode(value)
+            lanes.setdefault((topic, m[schema.LOCATION_ID]), set()).add(m[schema.LANE])
+            num_lanes[m[schema.LOCATION_ID]] = m[schema.NUM_LANES]
+        for (_, loc), seen in lanes.items():
+            assert seen == set(range(1, num_lanes[loc] + 1)), loc
+
+
+def _by_tick(config, ticks):
+    sizes = schedule(config, derive(config)).messages_per_tick(ticks)
+    out = publish_ticks(config, ticks)
+    starts = [sum(sizes[:k]) for k in range(ticks + 1)]
+    assert len(out) == starts[-1]
+    return sizes, [out[starts[k] : starts[k + 1]] for k in range(ticks)]
+
+
+def test_burst_ticks_use_extra_whole_locations():
     config = PublisherConfig(
         rate=100, workload="periodic-burst", burst_messages=1000, burst_every_s=2
     )
-    assert schedule(config, derive(config)).messages_per_tick(3) == [100, 100, 1100]
-    out = publish_ticks(config, 3)
-    burst = [decode(v) for _, v, _ in out[200:]]
+    sizes, ticks = _by_tick(config, 3)
+    assert sizes[:2] == [100, 100]
+    # 1000 messages rounded up to whole locations (at most 5 lanes each)
+    assert 1100 <= sizes[2] < 1100 + 2 * 5
+    burst = [decode(v) for _, v, _ in ticks[2]]
     lanes = [(m[schema.LOCATION_ID], m[schema.LANE]) for m in burst]
-    assert len(lanes) == 1100 and len(set(lanes)) == 550
+    assert len(lanes) == sizes[2] and len(set(lanes)) == sizes[2] // 2
+    _whole_locations_per_tick(ticks)
+
+
+def test_burst_spread_over_several_ticks_ends_each_on_a_whole_location():
+    config = PublisherConfig(
+        rate=100, time_scale=2.0, workload="periodic-burst", burst_messages=999,
+        burst_every_s=2, burst_duration_s=1.0,
+    )  # fmt: skip
+    sizes, ticks = _by_tick(config, 7)  # ticks of 0.5 s: the burst fills ticks 4 and 5
+    base = sizes[0]  # 100 msg/s at 2 data minutes per second: 50 per tick
+    assert sizes[4] == sizes[5] > sizes[3] == sizes[6] == base == 50
+    assert sizes[4] + sizes[5] - 2 * base >= 999
+    _whole_locations_per_tick(ticks)

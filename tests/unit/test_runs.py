@@ -12,7 +12,6 @@ from stagebench.jvm_heap import MAGIC, read_counters
 from stagebench.resources import summarise
 from stagebench.runner import RunConfig, _drained, run_dir_name
 from stagebench.settings import CLI, DEFAULT, effective, load
-from stagebench.suite import aggregate
 from stagebench.summary_table import format_runs
 
 
@@ -70,29 +69,6 @@ def test_run_config_validation(values, message):
 def test_run_dir_name_sorts_by_time():
     when = datetime(2026, 11, 23, 4, 5, 6, tzinfo=UTC)
     assert run_dir_name("join", "ab12", when) == "20261123T040506Z-join-ab12"
-
-
-def test_aggregate_takes_medians_spreads_and_increments():
-    def row(stage, p50, p95, p99, run_dir):
-        return {"stage": stage, "impl": "builtin", "p50": p50, "p95": p95, "p99": p99,
-                "run_dir": run_dir}  # fmt: skip
-
-    rows = [
-        row("ingest", 10.0, 20.0, 30.0, "a"),
-        row("ingest", 14.0, 22.0, 50.0, "b"),
-        row("ingest", 12.0, 21.0, 31.0, "c"),
-        row("join", 100.0, 121.0, 200.0, "d"),
-    ]
-    ingest, join = aggregate(rows)
-    assert (ingest["p50"], ingest["p99"], ingest["repetitions"]) == (12.0, 31.0, 3)
-    assert ingest["p99_spread"] == [30.0, 50.0]
-    assert ingest["increment_p50"] is None
-    assert (join["increment_p50"], join["increment_p95"], join["increment_p99"]) == (
-        88.0,
-        100.0,
-        169.0,
-    )
-    assert ingest["run_dir"] == "b" and ingest["run_dirs"] == ["a", "b", "c"]
 
 
 def _events(tmp_path, events):
