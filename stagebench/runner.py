@@ -268,7 +268,7 @@ class Run:
                 backlog = self.publisher.backlog_s
                 self._start_publisher()
                 say(f"publishing the {backlog:g} s backlog before the job starts")
-                self._wait(backlog, "backlog")
+                self._wait(backlog)
                 self._start_pipeline()
                 measured_until = time.monotonic() + run.duration_s
             else:
@@ -276,13 +276,13 @@ class Run:
                 self._start_publisher()
                 measured_until = time.monotonic() + run.duration_s
             say(f"measuring for {run.duration_s:g} s")
-            self._wait_until(measured_until, "measuring")
+            self._wait_until(measured_until)
             from stagebench.kafka_time import newest_timestamp
 
             self.marks["end_ms"] = newest_timestamp(self.bootstrap, self.topics.inputs) or 0
             say(f"measured period over; publishing a {run.tail_s:g} s tail so windows close")
             if run.workload == "single-burst":  # its schedule runs on until stopped
-                self._wait(run.tail_s, "tail")
+                self._wait(run.tail_s)
                 self.stop_publishing.set()
             self._join_publisher()
             self._drain()
@@ -390,7 +390,7 @@ class Run:
         if self.pipeline.trigger == "real-time":
             # real-time mode reports progress only at its checkpoint interval; its
             # latency is milliseconds, so a short pause lets the last records through
-            self._wait(REAL_TIME_DRAIN_S, "drain")
+            self._wait(REAL_TIME_DRAIN_S)
             self.marks["drained_ms"] = int(time.time() * 1000)
             return
         progress = self.dir / "engine_progress.jsonl"
@@ -412,10 +412,11 @@ class Run:
         self.console.warn(message)
         self.warnings.append(message)
 
-    def _wait(self, seconds: float, what: str) -> None:
-        self._wait_until(time.monotonic() + seconds, what)
+    def _wait(self, seconds: float) -> None:
+        self._wait_until(time.monotonic() + seconds)
 
-    def _wait_until(self, deadline: float, what: str) -> None:
+    def _wait_until(self, deadline: float) -> None:
+        """Sleep until ``deadline`` (monotonic), checking the health of the run meanwhile."""
         next_health = 0.0
         while (now := time.monotonic()) < deadline:
             if now >= next_health:
