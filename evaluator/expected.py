@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from evaluator import reader
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TOPIC
-from evaluator.stats import SECOND_MS
 from stagebench import schema as s
+from stagebench.schema import SECOND_MS
 
 CHECKED_ONLY = (s.LATITUDE, s.LONGITUDE, s.ACCURACY, s.SEQ, s.SCHEDULED_TS)
 """Input fields that must be present but that no expected output uses: the

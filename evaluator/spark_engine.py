@@ -24,9 +24,10 @@ from evaluator.reader import MALFORMED as BAD
 from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC
 from evaluator.reader import TIMESTAMP as TS
 from evaluator.run_info import RunInfo
-from evaluator.stats import PERCENTILES, SECOND_MS
+from evaluator.stats import PERCENTILES
 from stagebench import schema as s
 from stagebench.errors import EvaluationError
+from stagebench.schema import SECOND_MS
 
 log = logging.getLogger(__name__)
 

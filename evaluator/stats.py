@@ -13,6 +13,8 @@ count is 0 and every other key is None.
 import numpy as np
 import pandas as pd
 
+from stagebench.schema import SECOND_MS
+
 PERCENTILES: dict[str, float] = {
     "p1": 1.0,
     "p5": 5.0,
@@ -25,8 +27,6 @@ PERCENTILES: dict[str, float] = {
     "p99_99": 99.99,
 }
 METHOD = "linear"
-SECOND_MS = 1000
-"""Milliseconds per second: the bucket of every per-second series and window."""
 STAT_KEYS = ("count", "mean", "min", *PERCENTILES, "max")
 
 

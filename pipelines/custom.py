@@ -42,6 +42,7 @@ from stagebench.schema import (
     LOCATION_ID,
     NUM_LANES,
     OBSERVATION_TS,
+    SECOND_MS,
     SPEED,
     SPEED_AVG,
     SPEED_CHANGE_LONG,
@@ -50,7 +51,6 @@ from stagebench.schema import (
     WINDOW_START,
 )
 
-SECOND_MS = 1000
 MAX_LANES = 62
 """Lanes seen are a bit mask in a long."""
 

@@ -42,7 +42,9 @@ from stagebench.schema import (
     NUM_LANES,
     OBSERVATION_TS,
     RECORD,
+    REQUIRED_FIELDS,
     SCHEDULED_TS,
+    SECOND_MS,
     SEQ,
     SOURCE_OFFSET,
     SOURCE_PARTITION,
@@ -59,7 +61,6 @@ EVENT_TIME = "_event_time"
 """Internal timestamp column carrying the watermark (observation time) between stages."""
 PARSE_METRIC = "parse"
 """Name of the observed metric with the parse stage's record and malformed counts."""
-SECOND_MS = 1000
 
 INPUT_SCHEMA = StructType(
     [
@@ -77,17 +78,6 @@ INPUT_SCHEMA = StructType(
     ]
 )
 """Typed input message; speed and flow are doubles so either JSON number form parses."""
-REQUIRED = (
-    LOCATION_ID,
-    LANE,
-    OBSERVATION_TS,
-    LATITUDE,
-    LONGITUDE,
-    NUM_LANES,
-    ACCURACY,
-    SEQ,
-    SCHEDULED_TS,
-)
 IDENTITY = (SOURCE_TOPIC, SOURCE_PARTITION, SOURCE_OFFSET)
 TIMES = (INPUT_TS_LATEST, INPUT_TS_EARLIEST, INPUT_COUNT)
 
@@ -121,7 +111,7 @@ def parse(ingested: DataFrame, metric: Any = PARSE_METRIC) -> DataFrame:
     parsed = ingested.withColumn("_p", F.from_json(F.col(RECORD), INPUT_SCHEMA))
     speed, flow = F.col(f"_p.{SPEED}"), F.col(f"_p.{FLOW}")
     valid = F.col("_p").isNotNull() & (speed.isNull() != flow.isNull())
-    for name in REQUIRED:
+    for name in REQUIRED_FIELDS:
         valid = valid & F.col(f"_p.{name}").isNotNull()
     flagged = parsed.withColumn("_valid", F.coalesce(valid, F.lit(False)))
     observed = flagged.observe(

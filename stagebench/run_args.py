@@ -39,26 +39,14 @@ def add_run_arguments(parser) -> None:
         help="constant low rate; a backlog published before the job starts; or a burst "
         "every 10 s on top of the rate (default: latency)",
     )
-    for option, _, kind, help_text in RUN_OPTIONS:
-        parser.add_argument(option, type=kind, help=help_text)
+    for option, key, kind, help_text in RUN_OPTIONS:
+        metavar = option.lstrip("-").upper().replace("-", "_")
+        parser.add_argument(option, dest=key, metavar=metavar, type=kind, help=help_text)
     add_bootstrap(parser)
 
 
 def run_overrides(args, **extra: Any) -> dict[str, dict[str, Any]]:
     """The command line's ``[run]`` values (only those given)."""
-    values: dict[str, Any] = {}
-    for _, key, _, _ in RUN_OPTIONS:
-        if (value := getattr(args, _dest(key))) is not None:
-            values[key] = value
-    for key in ("impl", "workload"):
-        if getattr(args, key) is not None:
-            values[key] = getattr(args, key)
-    if args.bootstrap is not None:
-        values["bootstrap"] = args.bootstrap
-    values.update({k: v for k, v in extra.items() if v is not None})
-    return {"run": values}
-
-
-def _dest(key: str) -> str:
-    option = next(o for o, k, _, _ in RUN_OPTIONS if k == key)
-    return option.lstrip("-").replace("-", "_")
+    keys = [key for _, key, _, _ in RUN_OPTIONS] + ["impl", "workload", "bootstrap"]
+    values = {key: getattr(args, key) for key in keys} | extra
+    return {"run": {key: value for key, value in values.items() if value is not None}}

@@ -58,6 +58,23 @@ INPUT_FIELDS: Final = (
     SCHEDULED_TS,
 )
 
+_FIELD_TYPES: Final = {
+    LOCATION_ID: str,
+    LANE: int,
+    OBSERVATION_TS: int,
+    LATITUDE: float,
+    LONGITUDE: float,
+    NUM_LANES: int,
+    ACCURACY: float,
+    SEQ: int,
+    SCHEDULED_TS: int,
+}
+REQUIRED_FIELDS: Final = tuple(_FIELD_TYPES)
+"""Fields every input message has (besides exactly one of speed and flow)."""
+
+SECOND_MS: Final = 1000
+"""Event-time granularity: one data minute is published per wall-clock second."""
+
 MIN_VALUE_BYTES: Final = 150
 MAX_VALUE_BYTES: Final = 220
 
@@ -93,17 +110,8 @@ STAGES: Final = ("ingest", "parse", "join", "tumbling", "sliding")
 def validate_input(message: dict) -> list[str]:
     """Problems of one decoded input message against the contract (empty: valid)."""
     problems = []
-    for name, kind in (
-        (LOCATION_ID, str),
-        (LANE, int),
-        (OBSERVATION_TS, int),
-        (LATITUDE, float),
-        (LONGITUDE, float),
-        (NUM_LANES, int),
-        (ACCURACY, float),
-        (SEQ, int),
-        (SCHEDULED_TS, int),
-    ):
+    for name in REQUIRED_FIELDS:
+        kind = _FIELD_TYPES[name]
         value = message.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
             problems.append(f"{name}: expected {kind.__name__}, got {value!r}")
