@@ -48,6 +48,9 @@ def producer_settings(bootstrap: str, config: PublisherConfig) -> dict[str, obje
         "queue.buffering.max.messages": 1_000_000,
         "queue.buffering.max.kbytes": 1_048_576,
         "delivery.report.only.error": True,
+        # librdkafka's own log (reconnect attempts, …) goes through Python logging, not
+        # straight to stderr: failures that matter are counted and reported by us
+        "logger": logging.getLogger("rdkafka.publisher"),
     }
 
 

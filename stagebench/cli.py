@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("py4j", "kafka", "urllib3", "docker"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # librdkafka logs every reconnect attempt; stagebench reports the failures that matter
+    logging.getLogger("rdkafka").setLevel(logging.DEBUG if args.verbose > 1 else logging.CRITICAL)
     try:
         return int(args.func(args) or 0)
     except StagebenchError as err:
