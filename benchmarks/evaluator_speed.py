@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 
-from stagebench import schema as s
+from ground import contract as s
 
 BASE_TS = 1_763_867_400_000
 
@@ -31,7 +31,7 @@ BASE_TS = 1_763_867_400_000
 def produce(bootstrap: str, topic: str, count: int, partitions: int) -> None:
     from confluent_kafka import Producer
 
-    from stagebench.topics import create_topics
+    from ground.kafka.topics import create_topics
 
     create_topics(bootstrap, [topic], partitions=partitions)
     producer = Producer(
@@ -88,7 +88,9 @@ def child_consume(bootstrap: str, topic: str) -> dict:
 
 
 def child_evaluate(bootstrap: str, topic: str) -> dict:
-    from evaluator import EvaluatorConfig, RunInfo, evaluate
+    from evaluator.config import EvaluatorConfig
+    from evaluator.evaluation import evaluate
+    from evaluator.run_info import RunInfo
 
     run = RunInfo(id="bench", stage="join", output_topic=topic)
     started = time.monotonic()
@@ -111,7 +113,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000],
                         help="record counts (default: 1000000 10000000)")  # fmt: skip
-    parser.add_argument("--bootstrap", help="Kafka (default: stagebench.bootstrap.resolve)")
+    parser.add_argument("--bootstrap", help="Kafka (default: ground.kafka.resolve.resolve)")
     parser.add_argument("--partitions", type=int, default=2, help="topic partitions (default: 2)")
     parser.add_argument("--child", choices=("consume", "evaluate"), help=argparse.SUPPRESS)
     parser.add_argument("--topic", help=argparse.SUPPRESS)
@@ -123,7 +125,7 @@ def main() -> int:
         result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
         return 0
-    from stagebench.bootstrap import resolve
+    from ground.kafka.resolve import resolve
 
     bootstrap = resolve(args.bootstrap)
     for size in sorted(args.sizes):

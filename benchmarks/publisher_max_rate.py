@@ -20,16 +20,16 @@ import sys
 import threading
 import time
 
+from ground.jvm.ivy import classpath
+from ground.jvm.ivy import resolve as resolve_jars
+from ground.jvm.java import java_executable
+from ground.kafka import KAFKA_VERSION
+from ground.kafka.resolve import resolve
+from ground.kafka.topics import create_topics, delete_topics
 from publisher.codec import LaneEncoder
 from publisher.config import PublisherConfig
 from publisher.model import make_locations
 from publisher.producer import publish
-from stagebench import KAFKA_VERSION
-from stagebench.bootstrap import resolve
-from stagebench.ivy import classpath
-from stagebench.ivy import resolve as resolve_jars
-from stagebench.java import java_executable
-from stagebench.topics import create_topics, delete_topics
 
 TOOL = "org.apache.kafka.tools.ProducerPerformance"
 # Far above the capacity of either producer on a small machine; a high time

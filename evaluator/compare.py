@@ -1,4 +1,4 @@
-"""Cumulative comparison of evaluated runs, stage by stage (001 paper, Fig. 3).
+"""Cumulative comparison of evaluated runs, stage by stage (docs/method.md#sources).
 
 Runs are grouped by (stage, implementation): one row per group, ordered by the
 stage ladder, with the median of each percentile across repetitions and its
@@ -16,9 +16,14 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from evaluator.report import LATENCIES, SUMMARY
-from stagebench.errors import EvaluationError
-from stagebench.schema import STAGES
+import numpy as np
+import pandas as pd
+
+from evaluator import plots
+from evaluator.latency import IN_RANGE, LATENCY
+from ground import rundir
+from ground.errors import EvaluationError
+from ground.stages import STAGES
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +65,7 @@ def run_row(run_dir: Path) -> dict[str, Any]:
     EvaluationError naming the file when summary.json is missing, not JSON, or
     not a summary this version understands (foreign or older schema).
     """
-    path = Path(run_dir) / SUMMARY
+    path = Path(run_dir) / rundir.SUMMARY
     try:
         summary = json.loads(path.read_text())
     except FileNotFoundError as err:
@@ -190,18 +195,13 @@ def to_markdown(rows: list[dict[str, Any]]) -> str:
 def plot(rows: list[dict[str, Any]], out_dir: Path, log_scale: bool = False) -> list[Path]:
     """The comparison plots: p50/p99 bars with increments, and the per-stage
     distributions side by side (from each run's latencies.parquet)."""
-    import numpy as np
-    import pandas as pd
-
-    from evaluator import plots
-    from evaluator.latency import IN_RANGE, LATENCY
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [plots.increments(rows, out_dir / "compare_increments.png")]
+    paths = [plots.increments(rows, out_dir / rundir.COMPARE_INCREMENTS)]
     samples, labels = [], []
     for r in rows:
-        path = Path(r["run_dir"]) / LATENCIES
+        path = Path(r["run_dir"]) / rundir.LATENCIES
         if path.exists():
             frame = pd.read_parquet(path, columns=[LATENCY, IN_RANGE])
             samples.append(frame.loc[frame[IN_RANGE], LATENCY].to_numpy())
@@ -210,6 +210,6 @@ def plot(rows: list[dict[str, Any]], out_dir: Path, log_scale: bool = False) -> 
             samples.append(np.zeros(0))
         labels.append(f"{r['stage']}\n({r['impl']})")
     paths.append(
-        plots.distributions(labels, samples, out_dir / "compare_distributions.png", log_scale)
+        plots.distributions(labels, samples, out_dir / rundir.COMPARE_DISTRIBUTIONS, log_scale)
     )
     return paths

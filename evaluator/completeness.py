@@ -19,10 +19,8 @@ import numpy as np
 import pandas as pd
 
 from evaluator.expected import unify_categories
-from stagebench import schema as s
-
-WINDOW_STAGES = ("tumbling", "sliding")
-
+from ground import contract as s
+from ground.stages import stage as stage_table
 
 COUNT_KEYS = (
     "outputs",
@@ -98,7 +96,7 @@ def completeness(
     counts["unexpected"] = int(
         _rows_of(outputs, identity, known.loc[known["_merge"] == "left_only", list(identity)])
     )
-    if stage in WINDOW_STAGES:
+    if stage_table(stage).window:
         counts["partial_windows"] = int(
             (expected[s.LANES_SEEN].to_numpy() < expected[s.NUM_LANES].to_numpy()).sum()
         )

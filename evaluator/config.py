@@ -1,13 +1,13 @@
 """The evaluator's configuration: what part of a run is measured and how it is reported.
 
 One frozen dataclass, validated once; build it from a TOML section or CLI
-overrides with :func:`stagebench.config.from_mapping`.
+overrides with :func:`ground.config.from_mapping`.
 """
 
 from dataclasses import dataclass
 from typing import Literal
 
-from stagebench.config import require
+from ground.config import require
 
 
 @dataclass(frozen=True)

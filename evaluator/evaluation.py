@@ -1,7 +1,7 @@
 """One run's evaluation with pandas: read, measure, check completeness, report.
 
 The flow: refuse topics that break the clock rule (CreateTime, several leaders,
-leaders that changed during the run; SPEC §1), read the output topic (refusing
+leaders that changed during the run; docs/method.md#clock), read the output topic (refusing
 anything not stamped with LogAppendTime) and the input topics, fix the measured
 period from the inputs' broker timestamps, compute per-output latencies, the
 expected outputs and completeness, then the statistics and time series, and
@@ -14,11 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
 import numpy as np
 import pandas as pd
+import pyarrow
 
 from evaluator import expected as exp
-from evaluator import reader, stages, stats
+from evaluator import reader, report, stages, stats
 from evaluator.completeness import completeness
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import (
@@ -29,11 +31,15 @@ from evaluator.latency import (
     measured_period,
     with_latencies,
 )
-from evaluator.reader import MALFORMED, TIMESTAMP, TIMESTAMP_TYPE
+from evaluator.reader import MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_log_append_time
 from evaluator.run_info import RunInfo
-from stagebench import schema as s
-from stagebench.config import as_dict
-from stagebench.errors import EvaluationError
+from evaluator.spark_engine import evaluate_frames
+from evaluator.throughput import peak_output, throughput
+from ground import contract as s
+from ground.config import as_dict
+from ground.errors import EvaluationError
+from ground.kafka.topics import check_topics
+from ground.stages import stage
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +58,12 @@ def evaluate(
     Returns the summary (also written as summary.json). ``config.engine`` "spark"
     runs the same evaluation as a Spark batch job.
     """
-    from evaluator import report
-
     out_dir = Path(out_dir)
     report.check_writable(out_dir, overwrite)
     check_clock(bootstrap, run)
     started = time.monotonic()
-    if config.engine == "spark":
-        from evaluator.spark_engine import evaluate_frames
-    else:
-        evaluate_frames = evaluate_pandas
-    result = evaluate_frames(bootstrap, run, config)
+    engine = evaluate_frames if config.engine == "spark" else evaluate_pandas
+    result = engine(bootstrap, run, config)
     summary = build_summary(run, config, bootstrap, result)
     summary["evaluation"]["seconds"] = round(time.monotonic() - started, 3)
     report.write(out_dir, summary, result, config)
@@ -70,13 +71,12 @@ def evaluate(
 
 
 def check_clock(bootstrap: str, run: RunInfo) -> None:
-    """Refuse to measure when the run's timestamps may come from two clocks (SPEC §1).
+    """Refuse to measure when the run's timestamps may come from two clocks (docs/method.md#clock).
 
     TopicError when a topic is CreateTime or its partitions have different
     leaders now; EvaluationError when the run recorded different leaders before
     and after it (``run.metadata["leaders"]``).
     """
-    from stagebench.topics import check_topics
 
     leaders = run.metadata.get("leaders") or {}
     if "before" in leaders and "after" in leaders and leaders["before"] != leaders["after"]:
@@ -89,7 +89,7 @@ def check_clock(bootstrap: str, run: RunInfo) -> None:
 
 
 def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame:
-    """The output topic, refusing records not stamped by the broker (SPEC §1)."""
+    """The output topic, refusing records not stamped by the broker (docs/method.md#clock)."""
     parser = reader.lenient_line_parser if run.stage == "ingest" else reader.strict_line_parser
     frame = reader.read_topic(
         bootstrap,
@@ -124,22 +124,6 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
         frames.append(frame)
     cats = (reader.TOPIC, s.LOCATION_ID)
     return pd.concat(exp.unify_categories(frames, cats), ignore_index=True)
-
-
-def check_log_append_time(topic: str, types: np.ndarray) -> None:
-    """EvaluationError unless every record of ``types`` (confluent-kafka codes) is LogAppendTime."""
-    bad = int((np.asarray(types) != reader.LOG_APPEND_TIME).sum())
-    if bad:
-        raise not_log_append_time(topic, bad, len(types))
-
-
-def not_log_append_time(topic: str, bad: int, total: int) -> EvaluationError:
-    """The error for ``bad`` of ``total`` records of ``topic`` not stamped by the broker."""
-    return EvaluationError(
-        f"topic {topic!r}: {bad} of {total} records are not stamped with "
-        "LogAppendTime; latencies would mix clocks (create benchmark topics with "
-        "message.timestamp.type=LogAppendTime)"
-    )
 
 
 def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
@@ -185,7 +169,7 @@ def measure(
     good = with_latencies(good, period)
     measured = _subset(good, good[IN_RANGE].to_numpy())
 
-    identity = stages.IDENTITY[run.stage]
+    identity = stage(run.stage).identity
     expected_all = expected_in = None
     malformed_inputs = None
     if inputs is not None:
@@ -241,32 +225,6 @@ def _subset(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
     return frame.loc[mask].reset_index(drop=True)
 
 
-def throughput(
-    inputs: int,
-    outputs: int,
-    period: Period,
-    peak_output_mps: int | None,
-    first_output_delay_ms: int | None,
-) -> dict[str, float | int | None]:
-    """The ``throughput`` section (see :func:`build_summary`): ``inputs`` and
-    ``outputs`` are the records whose own broker timestamp lies in the measured
-    period."""
-    secs = period.seconds
-    return {
-        "input_mps": inputs / secs if secs > 0 else None,
-        "output_mps": outputs / secs if secs > 0 else None,
-        "seconds": secs,
-        "peak_output_mps": peak_output_mps,
-        "first_output_delay_ms": first_output_delay_ms,
-    }
-
-
-def peak_output(series: pd.DataFrame) -> int | None:
-    """The largest per-second output count of the time series (None without outputs)."""
-    counts = series["output_count"]
-    return int(counts.max()) if len(counts) and counts.max() > 0 else None
-
-
 def build_summary(
     run: RunInfo, config: EvaluatorConfig, bootstrap: str, result: dict[str, Any]
 ) -> dict[str, Any]:
@@ -288,14 +246,14 @@ def build_summary(
 
     - ``input_mps``, ``output_mps``: input records and valid output records whose
       *own* broker timestamp lies in the measured period, per second of that
-      period (None when the period is empty), SPEC §6;
+      period (None when the period is empty), docs/method.md#reports;
     - ``seconds``: the length of the measured period;
     - ``peak_output_mps``: the largest number of valid outputs appended in one
       broker second over the whole run (the time series' ``output_count``),
       None without outputs;
     - ``first_output_delay_ms``: the first valid output's broker timestamp minus
       the first input's (the single-burst workload's time to first output,
-      SPEC §5), None without inputs or outputs.
+      docs/method.md#workloads), None without inputs or outputs.
 
     ``evaluation`` (engine, percentile_method, seconds); ``warnings`` (list of
     sentences: the run's own ``metadata["warnings"]`` — publisher behind
@@ -354,8 +312,6 @@ def _warnings(records: dict, config: EvaluatorConfig, period: Period) -> list[st
 
 
 def _versions() -> dict[str, str]:
-    import confluent_kafka
-    import pyarrow
 
     return {
         "python": platform.python_version(),

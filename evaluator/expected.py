@@ -1,6 +1,6 @@
 """What each stage's outputs should be, computed from the input topics.
 
-The reference semantics of the stage ladder (SPEC §3), evaluated in pandas on
+The reference semantics of the stage ladder (docs/method.md#completeness), evaluated in pandas on
 the raw input records: one row per output that must exist, with its identity
 (see :mod:`evaluator.stages`) and the input timestamps it must carry. The same
 time rule that selects measured outputs selects measured expected rows (by
@@ -15,8 +15,8 @@ import pyarrow as pa
 
 from evaluator import reader
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TOPIC
-from stagebench import schema as s
-from stagebench.schema import SECOND_MS
+from ground import contract as s
+from ground.contract import SECOND_MS
 
 CHECKED_ONLY = (s.LATITUDE, s.LONGITUDE, s.ACCURACY, s.SEQ, s.SCHEDULED_TS)
 """Input fields that must be present but that no expected output uses: the
@@ -24,7 +24,7 @@ reader checks them and drops their columns."""
 
 
 def input_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
-    """One input value checked with :func:`stagebench.schema.validate_input`; None if malformed."""
+    """One input value checked with :func:`ground.contract.validate_input`; None if malformed."""
     try:
         obj = json.loads(value) if value else None
     except (ValueError, UnicodeDecodeError):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from evaluator.config import EvaluatorConfig
 from evaluator.reader import TIMESTAMP
-from stagebench import schema as s
+from ground import contract as s
 
 LATENCY = "latency_ms"
 LATENCY_EARLIEST = "latency_earliest_ms"

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from evaluator.latency import IN_RANGE, LATENCY
+from ground import rundir
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def run_plots(
     ax.set_title(f"Latency distribution, stage {label}")
     ax.set_xlabel("latency (ms), output LogAppendTime − latest input LogAppendTime")
     ax.set_ylabel("outputs")
-    paths.append(_save(fig, out_dir / "latency_hist.png", plt))
+    paths.append(_save(fig, out_dir / rundir.LATENCY_HIST, plt))
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     if values.size:
@@ -71,7 +72,7 @@ def run_plots(
     ax.set_xlabel("latency (ms)")
     ax.set_ylabel("fraction of outputs")
     ax.grid(True, alpha=0.3)
-    paths.append(_save(fig, out_dir / "latency_cdf.png", plt))
+    paths.append(_save(fig, out_dir / rundir.LATENCY_CDF, plt))
 
     ts = result["timeseries"]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
@@ -97,7 +98,7 @@ def run_plots(
     top.set_ylabel("latency (ms)")
     bottom.set_ylabel("messages/s")
     bottom.set_xlabel("time since first record (s, broker clock)")
-    paths.append(_save(fig, out_dir / "timeseries.png", plt))
+    paths.append(_save(fig, out_dir / rundir.TIMESERIES_PLOT, plt))
     return paths
 
 

@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from stagebench.errors import EvaluationError
+from ground.errors import EvaluationError
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,6 @@ class Batch:
 
 
 def _consumer(bootstrap: str):
-    from confluent_kafka import Consumer
-
     return Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -79,8 +78,6 @@ def _consumer(bootstrap: str):
 
 
 def _end_offsets(consumer, topic: str) -> dict[int, tuple[int, int]]:
-    from confluent_kafka import KafkaException, TopicPartition
-
     try:
         meta = consumer.list_topics(topic, timeout=10)
     except KafkaException as err:
@@ -99,8 +96,6 @@ def iter_batches(
     bootstrap: str, topic: str, batch_size: int = 50_000, idle_timeout_s: float = 30.0
 ) -> Iterator[Batch]:
     """Yield the topic's records in batches, from earliest to the end offsets at start."""
-    from confluent_kafka import TopicPartition
-
     consumer = _consumer(bootstrap)
     try:
         ranges = _end_offsets(consumer, topic)
@@ -146,8 +141,6 @@ def iter_batches(
 
 def _below_end(partition, offset, pending, consumer, topic) -> np.ndarray | None:
     """Mark partitions read to their end (and pause them); mask of records to keep."""
-    from confluent_kafka import TopicPartition
-
     keep = None
     for p in np.unique(partition):
         p = int(p)
@@ -376,3 +369,19 @@ class _Columns:
             else:
                 data[name] = values[:n]
         return pd.DataFrame(data, copy=False)
+
+
+def check_log_append_time(topic: str, types: np.ndarray) -> None:
+    """EvaluationError unless every record of ``types`` (confluent-kafka codes) is LogAppendTime."""
+    bad = int((np.asarray(types) != LOG_APPEND_TIME).sum())
+    if bad:
+        raise not_log_append_time(topic, bad, len(types))
+
+
+def not_log_append_time(topic: str, bad: int, total: int) -> EvaluationError:
+    """The error for ``bad`` of ``total`` records of ``topic`` not stamped by the broker."""
+    return EvaluationError(
+        f"topic {topic!r}: {bad} of {total} records are not stamped with "
+        "LogAppendTime; latencies would mix clocks (create benchmark topics with "
+        "message.timestamp.type=LogAppendTime)"
+    )

@@ -17,26 +17,24 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from evaluator import plots
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import IN_RANGE, LATENCY
 from evaluator.stats import STAT_KEYS
-from stagebench.errors import EvaluationError
+from ground import rundir
+from ground.errors import EvaluationError
 
 log = logging.getLogger(__name__)
-
-SUMMARY = "summary.json"
-LATENCIES = "latencies.parquet"
-TIMESERIES = "timeseries.csv"
-REPORT = "report.md"
 
 
 def check_writable(out_dir: Path, overwrite: bool) -> None:
     """Refuse to replace an earlier evaluation's results unless ``overwrite``."""
-    if (out_dir / SUMMARY).exists() and not overwrite:
+    if (out_dir / rundir.SUMMARY).exists() and not overwrite:
         raise EvaluationError(
-            f"{out_dir / SUMMARY} exists: results are never overwritten "
+            f"{out_dir / rundir.SUMMARY} exists: results are never overwritten "
             "(pass --force to evaluate again, or choose another --out)"
         )
 
@@ -47,25 +45,25 @@ def write(
     out_dir.mkdir(parents=True, exist_ok=True)
     latencies = result.get("latencies")
     if latencies is not None:
-        _write_latencies(latencies, out_dir / LATENCIES)
+        _write_latencies(latencies, out_dir / rundir.LATENCIES)
     elif "write_latencies" in result:  # the Spark engine writes its own (a parquet dataset)
-        result["write_latencies"](out_dir / LATENCIES)
+        result["write_latencies"](out_dir / rundir.LATENCIES)
         if config.plots:
-            result["latencies"] = pd.read_parquet(out_dir / LATENCIES, columns=[LATENCY, IN_RANGE])
-    result["timeseries"].to_csv(out_dir / TIMESERIES, index=False)
+            result["latencies"] = pd.read_parquet(
+                out_dir / rundir.LATENCIES, columns=[LATENCY, IN_RANGE]
+            )
+    result["timeseries"].to_csv(out_dir / rundir.TIMESERIES, index=False)
     images: list[Path] = []
     if config.plots:
         images = plots.run_plots(summary, result, out_dir, config.log_scale)
-    (out_dir / REPORT).write_text(markdown(summary, [p.name for p in images]))
-    (out_dir / SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
-    log.info("wrote %s", out_dir / SUMMARY)
+    (out_dir / rundir.REPORT).write_text(markdown(summary, [p.name for p in images]))
+    (out_dir / rundir.SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    log.info("wrote %s", out_dir / rundir.SUMMARY)
 
 
 def _write_latencies(frame: pd.DataFrame, path: Path) -> None:
     """Column by column into Arrow (numpy columns without a copy), so a 10 M row
     frame is written without duplicating it; reader columns lose their ``_``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     skip = ("_malformed", "_timestamp_type")
     columns = {}

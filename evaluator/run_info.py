@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stagebench.errors import EvaluationError
-from stagebench.schema import STAGES
+from ground import rundir
+from ground.errors import EvaluationError
+from ground.stages import STAGES
 
-RUN_FILE = "run.json"
+RUN_FILE = rundir.RUN
 
 
 @dataclass(frozen=True)

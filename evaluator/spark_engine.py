@@ -14,20 +14,26 @@ import logging
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+from confluent_kafka import Consumer
+from pyspark.sql import Window
+from pyspark.sql import functions as F
 
 from evaluator import reader, stages
 from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
-from evaluator.evaluation import not_log_append_time, peak_output, throughput
 from evaluator.latency import IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
 from evaluator.reader import MALFORMED as BAD
-from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC
+from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC, not_log_append_time
 from evaluator.reader import TIMESTAMP as TS
 from evaluator.run_info import RunInfo
-from evaluator.stats import PERCENTILES
-from stagebench import schema as s
-from stagebench.errors import EvaluationError
-from stagebench.schema import SECOND_MS
+from evaluator.stats import PERCENTILES, timeseries
+from evaluator.throughput import peak_output, throughput
+from ground import contract as s
+from ground.contract import SECOND_MS
+from ground.errors import EvaluationError
+from ground.jvm.spark import build_session
+from ground.stages import stage
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +46,6 @@ a ``from_json`` option), so malformed outputs are the pandas reader's."""
 
 def evaluate_frames(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
     """Everything the report needs, computed by Spark (a local session by default)."""
-    from stagebench.spark import build_session
 
     conf = {"spark.sql.shuffle.partitions": "2", **NO_PARTIAL_RESULTS}
     spark = build_session("stagebench-evaluate", conf=conf)
@@ -49,8 +54,6 @@ def evaluate_frames(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> di
 
 def _kafka(spark, bootstrap: str, topics: tuple[str, ...]):
     """The topics up to their end offsets now, with broker ms timestamps; cached."""
-    from confluent_kafka import Consumer
-    from pyspark.sql import functions as F
 
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "stagebench-offsets"})
     try:
@@ -88,8 +91,6 @@ def _kafka(spark, bootstrap: str, topics: tuple[str, ...]):
 
 
 def _spark_type(arrow_type) -> str:
-    import pyarrow as pa
-
     if pa.types.is_integer(arrow_type):
         return "bigint"
     if pa.types.is_floating(arrow_type):
@@ -106,7 +107,6 @@ def _parsed(frame, schema, recover: bool):
     (``from_json`` would turn a number into its text). ``recover`` adds the
     ingest fallback of the pandas reader (scalar fields of an invalid-JSON value).
     """
-    from pyspark.sql import functions as F
 
     ddl = ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in schema)
     parsed = frame.withColumn("_json", F.from_json("_value", ddl))
@@ -130,11 +130,10 @@ def _parsed(frame, schema, recover: bool):
 
 
 def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
-    from pyspark.sql import functions as F
 
     for key, value in NO_PARTIAL_RESULTS.items():
         spark.conf.set(key, value)
-    identity = list(stages.IDENTITY[run.stage])
+    identity = list(stage(run.stage).identity)
     out_raw = _kafka(spark, bootstrap, (run.output_topic,))
     outputs = _parsed(out_raw, stages.output_schema(run.stage), run.stage == "ingest")
     # malformed outputs as evaluator.stages.required_fields defines them
@@ -256,7 +255,6 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
 
 def _valid_inputs(raw):
     """Inputs parsed, with ``_valid`` as :func:`evaluator.expected.valid_mask` defines it."""
-    from pyspark.sql import functions as F
 
     parsed = _parsed(raw, stages.INPUT_SCHEMA, recover=False)
     allowed = F.array(*[F.lit(n) for n in s.INPUT_FIELDS])
@@ -270,7 +268,6 @@ def _valid_inputs(raw):
 
 
 def _expected(stage: str, inputs, window_s: int):
-    from pyspark.sql import functions as F
 
     if stage in ("ingest", "parse"):
         rows = inputs if stage == "ingest" else inputs.filter(F.col("_valid"))
@@ -286,7 +283,6 @@ def _expected(stage: str, inputs, window_s: int):
 
     def side(kind: str, tag: str):
         # the first record of a key wins, as pandas' drop_duplicates(keep="first")
-        from pyspark.sql import Window
 
         rows = valid.filter(F.col(kind).isNotNull())
         first = Window.partitionBy(*key).orderBy(TOPIC, PARTITION, OFFSET)
@@ -351,7 +347,6 @@ def _expected(stage: str, inputs, window_s: int):
 
 
 def _describe(frame, col: str) -> dict[str, Any]:
-    from pyspark.sql import functions as F
 
     fractions = [q / 100 for q in PERCENTILES.values()]
     row = frame.agg(
@@ -371,9 +366,6 @@ def _describe(frame, col: str) -> dict[str, Any]:
 
 def _timeseries(good, in_ts) -> pd.DataFrame:
     """Per broker second, as :func:`evaluator.stats.timeseries`."""
-    from pyspark.sql import functions as F
-
-    from evaluator.stats import timeseries
 
     per_out = (
         good.groupBy(F.floor(F.col(TS) / SECOND_MS).alias("second"))

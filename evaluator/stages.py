@@ -1,22 +1,15 @@
-"""Per stage: which output fields the evaluator reads and which identify an output.
+"""Per stage: which output fields the evaluator reads, and of which types.
 
-The identity is what makes two outputs "the same output" (a duplicate) and
-what matches an output to the output the inputs say should exist.
+Which fields identify an output is the stage table's (:mod:`ground.stages`).
 """
 
 import pyarrow as pa
 
-from stagebench import schema as s
+from ground import contract as s
+from ground.stages import stage as stage_table
 
 TIMES = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST)
 
-IDENTITY: dict[str, tuple[str, ...]] = {
-    "ingest": (s.SOURCE_TOPIC, s.SOURCE_PARTITION, s.SOURCE_OFFSET),
-    "parse": (s.SOURCE_TOPIC, s.SOURCE_PARTITION, s.SOURCE_OFFSET),
-    "join": (s.LOCATION_ID, s.LANE, s.OBSERVATION_TS),
-    "tumbling": (s.LOCATION_ID, s.WINDOW_START),
-    "sliding": (s.LOCATION_ID, s.WINDOW_START),
-}
 
 _TYPES = {
     s.INPUT_TS_LATEST: pa.int64(),
@@ -64,10 +57,10 @@ def required_fields(stage: str) -> tuple[str, ...]:
     fields is missing or null. Malformed outputs are counted
     (``records.malformed_outputs``) and excluded from every other number.
     """
-    return tuple(dict.fromkeys((*TIMES, *IDENTITY[stage])))
+    return tuple(dict.fromkeys((*TIMES, *stage_table(stage).identity)))
 
 
 def output_schema(stage: str) -> pa.Schema:
     """The output fields the evaluator reads for ``stage`` (others are ignored)."""
-    names = (*TIMES, *IDENTITY[stage], *_EXTRA.get(stage, ()))
+    names = (*TIMES, *stage_table(stage).identity, *_EXTRA.get(stage, ()))
     return pa.schema([(n, _TYPES[n]) for n in dict.fromkeys(names)])

@@ -13,7 +13,7 @@ count is 0 and every other key is None.
 import numpy as np
 import pandas as pd
 
-from stagebench.schema import SECOND_MS
+from ground.contract import SECOND_MS
 
 PERCENTILES: dict[str, float] = {
     "p1": 1.0,

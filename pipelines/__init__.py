@@ -1,4 +1,4 @@
-"""The Spark pipelines whose per-stage latency stagebench measures (SPEC §3).
+"""The Spark pipelines whose per-stage latency stagebench measures (docs/method.md#stages).
 
 ``config`` (PipelineConfig) → ``source`` (Kafka in) → ``stages`` / ``custom`` (the
 ladder ingest → parse → join → tumbling → sliding) → ``sink`` (Kafka out), run by

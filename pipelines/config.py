@@ -9,16 +9,8 @@ import dataclasses
 import os
 from typing import Literal
 
-from stagebench.config import require
-from stagebench.schema import STAGES
-
-STATEFUL_STAGES = ("join", "tumbling", "sliding")
-CUSTOM_STAGES = ("tumbling", "sliding")
-"""Stages with a custom (transformWithStateInPandas) implementation."""
-REAL_TIME_STAGES = {("ingest", "builtin"), ("parse", "builtin")}
-"""(stage, impl) pairs Spark 4.3's real-time mode runs. It supports aggregations but no
-stream-stream join and no transformWithState, and every window stage here contains the
-join (the ladder is cumulative): Spark refuses it (IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)."""
+from ground.config import require
+from ground.stages import Impl, check_impl, stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -33,7 +25,7 @@ class PipelineConfig:
     bootstrap: str
     checkpoint_dir: str
     """Fresh per run: a reused checkpoint would resume old offsets and state."""
-    impl: Literal["builtin", "custom"] = "builtin"
+    impl: Impl = "builtin"
     speed_topic: str = "speed"
     flow_topic: str = "flow"
     master: str = "local[2]"
@@ -57,23 +49,17 @@ class PipelineConfig:
     """Extra Spark conf, applied last (overrides every setting above)."""
 
     def __post_init__(self) -> None:
-        require(self.stage in STAGES, f"stage must be one of {STAGES}, got {self.stage!r}")
-        require(
-            self.impl in ("builtin", "custom"), f"impl must be builtin or custom: {self.impl!r}"
-        )
-        require(
-            self.impl == "builtin" or self.stage in CUSTOM_STAGES,
-            f"impl 'custom' exists only for {CUSTOM_STAGES}, not for stage {self.stage!r}",
-        )
+        check_impl(self.stage, self.impl)
         require(
             self.trigger in ("processing-time", "real-time"),
             f"trigger must be processing-time or real-time, got {self.trigger!r}",
         )
         require(
-            self.trigger != "real-time" or (self.stage, self.impl) in REAL_TIME_STAGES,
+            self.trigger != "real-time" or (stage(self.stage).real_time and self.impl == "builtin"),
             f"Spark's real-time mode does not support stage {self.stage!r} with impl "
             f"{self.impl!r}: only ingest and parse (join, tumbling and sliding contain the "
-            "stream-stream join, which real-time mode cannot run)",
+            "stream-stream join, which real-time mode cannot run: Spark refuses it with "
+            "IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)",
         )
         for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
             require(bool(getattr(self, name)), f"{name} must not be empty")

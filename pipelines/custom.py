@@ -1,4 +1,4 @@
-"""Custom tumbling and sliding windows with ``transformWithStateInPandas`` (SPEC §3).
+"""Custom tumbling and sliding windows with ``transformWithStateInPandas`` (docs/method.md#stages).
 
 The built-in windows emit only when the watermark passes a window's end. These
 processors keep per-location state in the RocksDB state store and emit as soon as
@@ -29,7 +29,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from stagebench.schema import (
+from ground.contract import (
     FLOW,
     FLOW_CHANGE_LONG,
     FLOW_CHANGE_SHORT,

@@ -1,17 +1,21 @@
 """The pipeline's entry point: build the stage ladder up to a stage and run it.
 
-``stagebench pipeline ...`` and ``spark-submit pipelines/job.py ...`` take the same
-arguments (see :mod:`pipelines.cli`; ``--master`` is one of them and wins over
-spark-submit's). Under spark-submit the JVM runs before the session is built, so
-the Kafka connector must come on the command line: ``--jars`` with the jars of
-``stagebench.ivy.resolve([stagebench.spark.kafka_connector()])`` joined by commas
-(checked), or ``--packages`` where Ivy can reach Maven Central.
+A run hands the job its configuration as JSON: the bench writes
+``RUN_DIR/pipeline.json`` (``{"pipeline": {...PipelineConfig fields}, "spark_conf":
+{...}}``) and starts ``python -m pipelines.job --config RUN_DIR/pipeline.json``;
+``spark-submit pipelines/job.py --config pipeline.json`` runs the same job (the
+config's ``master`` wins over spark-submit's). Under spark-submit the JVM runs
+before the session is built, so the Kafka connector must come on the command
+line: ``--jars`` with the jars of
+``ground.jvm.ivy.resolve([ground.jvm.spark.kafka_connector()])`` joined by
+commas (checked), or ``--packages`` where Ivy can reach Maven Central.
 
-A run directory receives ``pipeline.json`` (the effective configuration),
-``engine_progress.jsonl`` (listener events) and ``pipeline.ready`` once the query
-has started and its source is initialised; SIGTERM and SIGINT stop it gracefully.
+The run directory receives ``engine_progress.jsonl`` (listener events) and
+``pipeline.ready`` once the query has started and its source is initialised;
+SIGTERM and SIGINT stop it gracefully.
 """
 
+import argparse
 import json
 import logging
 import os
@@ -20,53 +24,58 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pyspark.errors import PySparkException, StreamingQueryException
+
+from ground import rundir
+from ground.config import from_mapping
+from ground.errors import ConfigError, SparkError, StagebenchError
+from ground.jvm.spark import build_session
+from ground.kafka.topics import admin_client
+from ground.stages import LADDER, stage
 from pipelines import custom, stages
 from pipelines.config import PipelineConfig
-from stagebench.config import as_dict
-from stagebench.errors import ConfigError, SparkError
+from pipelines.progress import ProgressWriter
+from pipelines.sink import kafka_writer
+from pipelines.source import read_inputs
 
 log = logging.getLogger(__name__)
 
-READY_FILE = "pipeline.ready"
-PROGRESS_FILE = "engine_progress.jsonl"
-CONFIG_FILE = "pipeline.json"
 POLL_S = 0.2
+
+
+def _transforms(config: PipelineConfig) -> dict[str, Callable[[Any], Any]]:
+    """Each stage's transform with this configuration, by stage name."""
+    windows = custom if config.impl == "custom" else stages
+    return {
+        "ingest": stages.ingest,
+        "parse": stages.parse,
+        "join": lambda df: stages.join(df, config.watermark_delay_ms, config.join_range_ms),
+        "tumbling": windows.tumbling,
+        "sliding": lambda df: windows.sliding(
+            df,
+            config.window_length_ms,
+            config.window_slide_ms,
+            config.lookback_short_ms,
+            config.lookback_long_ms,
+        ),
+    }
 
 
 def build(raw: Any, config: PipelineConfig) -> Any:
     """The ladder ``ingest -> ... -> config.stage`` over the raw input stream."""
-    ladder = stages.ingest(raw)
-    if config.stage == "ingest":
-        return ladder
-    ladder = stages.parse(ladder)
-    if config.stage == "parse":
-        return ladder
-    ladder = stages.join(ladder, config.watermark_delay_ms, config.join_range_ms)
-    if config.stage == "join":
-        return ladder
-    windows = custom if config.impl == "custom" else stages
-    ladder = windows.tumbling(ladder)
-    if config.stage == "tumbling":
-        return ladder
-    return windows.sliding(
-        ladder,
-        config.window_length_ms,
-        config.window_slide_ms,
-        config.lookback_short_ms,
-        config.lookback_long_ms,
-    )
+    transforms = _transforms(config)
+    ladder = raw
+    for step in LADDER[: stage(config.stage).order + 1]:
+        ladder = transforms[step.name](ladder)
+    return ladder
 
 
 def start(spark: Any, config: PipelineConfig) -> Any:
     """Start the streaming query writing ``config.stage``'s output to the output topic."""
-    from pyspark.errors import PySparkException
-
-    from pipelines.sink import kafka_writer
-    from pipelines.source import read_inputs
-
     try:
         return kafka_writer(build(read_inputs(spark, config), config), config).start()
     except PySparkException as err:
@@ -108,8 +117,6 @@ def check_real_time_slots(config: PipelineConfig) -> None:
     cores = _local_cores(config.master)
     if config.trigger != "real-time" or cores is None:
         return
-    from stagebench.topics import admin_client
-
     metadata = admin_client(config.bootstrap).list_topics(timeout=10)
     topics = (config.speed_topic, config.flow_topic)
     partitions = sum(len(metadata.topics[t].partitions) for t in topics if t in metadata.topics)
@@ -120,37 +127,54 @@ def check_real_time_slots(config: PipelineConfig) -> None:
         )
 
 
-def run(config: PipelineConfig, run_dir: Path, max_seconds: float | None = None) -> int:
-    """Run the pipeline until SIGTERM/SIGINT or ``max_seconds``; SparkError if it fails."""
-    from pyspark.errors import StreamingQueryException
+def watch_parent(stop: threading.Event) -> None:
+    """Set ``stop`` when standard input closes: the process that started us is gone.
 
-    from pipelines.progress import ProgressWriter
-    from stagebench.spark import build_session
+    The runner keeps a pipe to our stdin open for as long as it lives; when it dies,
+    even by SIGKILL, the kernel closes it, and a job never outlives its run.
+    """
 
+    def wait() -> None:
+        sys.stdin.buffer.read()
+        log.warning("the process that started this job is gone: stopping")
+        stop.set()
+
+    threading.Thread(target=wait, name="parent-watch", daemon=True).start()
+
+
+def run(
+    config: PipelineConfig,
+    run_dir: Path,
+    max_seconds: float | None = None,
+    parent_watch: bool = False,
+) -> int:
+    """Run the pipeline until SIGTERM/SIGINT/SIGHUP or ``max_seconds``; SparkError if it fails.
+
+    With ``parent_watch`` it also stops when its standard input closes (:func:`watch_parent`).
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
-    if (run_dir / CONFIG_FILE).exists():
+    if (run_dir / rundir.PROGRESS).exists():
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     checkpoint = Path(config.checkpoint_dir)
     if checkpoint.exists() and any(checkpoint.iterdir()):
         raise ConfigError(f"checkpoint directory {checkpoint} is not empty; use a fresh one")
     check_real_time_slots(config)
     conf = config.spark_conf_effective()
-    (run_dir / CONFIG_FILE).write_text(
-        json.dumps({"pipeline": as_dict(config), "spark_conf": conf}, indent=2) + "\n"
-    )
 
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stop.set())
+    if parent_watch:
+        watch_parent(stop)
 
     spark = build_session(f"stagebench-{config.stage}-{config.impl}", config.master, conf)
-    spark.streams.addListener(ProgressWriter(run_dir / PROGRESS_FILE))
+    spark.streams.addListener(ProgressWriter(run_dir / rundir.PROGRESS))
     query = None
     try:
         query = start(spark, config)
         log.info("query %s started: stage %s, impl %s", query.id, config.stage, config.impl)
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        ready = run_dir / READY_FILE
+        ready = run_dir / rundir.READY
         while not stop.is_set():
             if query.awaitTermination(POLL_S):
                 raise SparkError(f"the {config.stage} query stopped by itself")
@@ -167,21 +191,45 @@ def run(config: PipelineConfig, run_dir: Path, max_seconds: float | None = None)
     return 0
 
 
+def load_config(path: Path) -> PipelineConfig:
+    """The PipelineConfig of a ``pipeline.json`` (its ``pipeline`` table, or a flat one)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError as err:
+        raise ConfigError(f"pipeline configuration {path} not found") from err
+    except ValueError as err:
+        raise ConfigError(f"pipeline configuration {path} is not JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"pipeline configuration {path} must be a JSON object")
+    return from_mapping(PipelineConfig, data.get("pipeline", data), "pipeline")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``spark-submit pipelines/job.py --stage ... --run-dir ...``."""
-    import argparse
-
-    from pipelines import cli
-    from stagebench.errors import StagebenchError
-
-    parser = argparse.ArgumentParser(prog="job.py", description=cli.DESCRIPTION)
-    cli.add_arguments(parser)
+    """``python -m pipelines.job --config RUN_DIR/pipeline.json`` (or under spark-submit)."""
+    parser = argparse.ArgumentParser(
+        prog="pipelines.job",
+        description="Run the Spark pipeline a pipeline.json describes, up to its stage.",
+    )
+    parser.add_argument("--config", type=Path, required=True, help="pipeline.json (required)")
+    parser.add_argument(
+        "--run-dir", type=Path, help="where progress goes (default: the config's directory)"
+    )
+    parser.add_argument(
+        "--max-seconds", type=float, help="stop after this long (default: at SIGTERM/SIGINT)"
+    )
+    parser.add_argument(
+        "--parent-watch",
+        action="store_true",
+        help="stop when standard input closes, i.e. when the starting process dies "
+        "(default: off; a run turns it on)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     try:
-        return cli.run(args)
+        config = load_config(args.config)
+        return run(config, args.run_dir or args.config.parent, args.max_seconds, args.parent_watch)
     except StagebenchError as err:
         print(f"ERROR: {err}", file=sys.stderr)
         return err.exit_code

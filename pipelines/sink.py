@@ -1,15 +1,15 @@
 """The output value (JSON) and the Kafka sink of the last stage of a run.
 
 The sink sets no timestamp: under LogAppendTime the broker stamps each output
-record, which is the end of its latency (SPEC §2).
+record, which is the end of its latency (docs/method.md#latency).
 """
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from ground.contract import LOCATION_ID, RECORD, RUN_ID
 from pipelines.config import PipelineConfig
-from stagebench.schema import LOCATION_ID, RECORD, RUN_ID
 
 PRODUCER_LINGER_MS = "0"
 """Send each output batch at once; the producer's default linger adds latency."""

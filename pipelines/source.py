@@ -1,7 +1,7 @@
 """Reading the speed and flow topics with Spark's official Kafka source.
 
 One source subscribes to both topics; ``timestamp`` is the broker's LogAppendTime
-of each input record, the start of every latency (SPEC §1–2).
+of each input record, the start of every latency (docs/method.md#clock, #latency).
 """
 
 from pyspark.sql import DataFrame, SparkSession

@@ -1,4 +1,4 @@
-"""The stage ladder (SPEC §3) as pure ``DataFrame -> DataFrame`` transforms.
+"""The stage ladder (docs/method.md#stages) as pure ``DataFrame -> DataFrame`` transforms.
 
 Each stage takes the previous stage's output, so the ladder is cumulative:
 ``sliding(tumbling(join(parse(ingest(raw)))))``. The same functions work on
@@ -24,7 +24,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from stagebench.schema import (
+from ground.contract import (
     ACCURACY,
     FLOW,
     FLOW_CHANGE_LONG,
@@ -132,7 +132,7 @@ def join(parsed: DataFrame, watermark_delay_ms: int, range_ms: int = 0) -> DataF
     """Inner join of speed and flow observations on location, lane and observation time.
 
     Both sides get a watermark on the observation time and the condition bounds the
-    event-time difference by ``range_ms``, so Spark can drop join state (SPEC §3).
+    event-time difference by ``range_ms``, so Spark can drop join state (docs/method.md#stages).
     """
     event_time = F.timestamp_millis(F.col(OBSERVATION_TS))
 

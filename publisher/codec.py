@@ -1,4 +1,4 @@
-"""Input messages as bytes: the compact JSON of :mod:`stagebench.schema`.
+"""Input messages as bytes: the compact JSON of :mod:`ground.contract`.
 
 Two encoders give byte-for-byte the same output. :func:`encode` builds a value
 from a mapping with :mod:`json` (replay, tests). :class:`LaneEncoder` is the
@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from stagebench import schema
-from stagebench.schema import (
+from ground import contract as schema
+from ground.contract import (
     ACCURACY,
     FLOW,
     LANE,

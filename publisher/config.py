@@ -1,6 +1,6 @@
 """The publisher's configuration: one frozen, validated object.
 
-Build it with ``stagebench.config.from_mapping(PublisherConfig, mapping,
+Build it with ``ground.config.from_mapping(PublisherConfig, mapping,
 "publisher")`` (unknown keys are errors). Size is given either as ``rate``
 (messages per second across both topics, the locations are derived) or as
 ``locations`` (the rate is derived); see :mod:`publisher.sizing`.
@@ -10,13 +10,13 @@ import math
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from stagebench.config import require
+from ground.config import require
+from publisher.workload import workload
 
-Workload = Literal["constant", "periodic-burst", "single-burst", "ramp"]
 Acks = Literal["0", "1", "all"]
 
 DEFAULT_RATE = 400.0
-"""Messages per second of the latency workload in 004."""
+"""Messages per second of the papers' latency workload (docs/method.md#workloads)."""
 DEFAULT_DURATION_S = 60.0
 
 
@@ -33,7 +33,8 @@ class PublisherConfig:
     """Data minutes published per wall-clock second."""
     start_minute: int = 420
     """Time of day of the first data minute (minutes after midnight; 420 = 07:00, rush hour)."""
-    workload: Workload = "constant"
+    workload: str = "latency"
+    """One of :data:`publisher.workload.NAMES`."""
     burst_messages: int = 38_000
     """periodic-burst: extra messages per burst."""
     burst_every_s: float = 10.0
@@ -76,9 +77,7 @@ class PublisherConfig:
         )
         require(self.time_scale > 0, f"time_scale must be > 0, got {self.time_scale}")
         require(0 <= self.start_minute < 1440, "start_minute must be 0..1439")
-        require(
-            self.workload in get_args(Workload), f"workload must be one of {get_args(Workload)}"
-        )
+        workload(self.workload)  # ConfigError naming the workloads
         require(self.acks in get_args(Acks), f"acks must be one of {get_args(Acks)}")
         require(self.burst_messages >= 0, "burst_messages must be >= 0")
         require(self.burst_every_s > 0, "burst_every_s must be > 0")

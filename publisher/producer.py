@@ -2,7 +2,7 @@
 
 The run starts on a whole wall-clock second, so tick ``k`` (one data minute)
 covers a whole second at the default time scale and its observation time is
-the start of that second (SPEC §3). Each loop iteration sends every pair that
+the start of that second (docs/method.md#data). Each loop iteration sends every pair that
 is due, then sleeps until the next one is due; a slow publisher therefore
 shows up as send lag (actual − scheduled send time), never as a quietly lower
 rate. Delivery reports are requested for failures only, which keeps the hot
@@ -21,12 +21,12 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from ground.errors import PublishError
 from publisher.config import PublisherConfig
 from publisher.replay import ReplaySource
 from publisher.sizing import derive
 from publisher.source import Source, SyntheticSource
 from publisher.summary import ProgressSnapshot, PublishSummary, lag_summary
-from stagebench.errors import PublishError
 
 log = logging.getLogger(__name__)
 

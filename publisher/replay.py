@@ -1,12 +1,12 @@
 """Replaying a JSON-lines file of observations (``--from-file``) with the publisher's pacing.
 
-Each line is one input message of :mod:`stagebench.schema` (speed or flow),
+Each line is one input message of :mod:`ground.contract` (speed or flow),
 for instance a real NDW export converted to that shape. Consecutive lines
 with the same ``observation_ts`` form one data minute, published in one tick
 (``1 / time_scale`` s) like synthetic data: the speed and flow of one
 location/lane are sent together, sends are spread evenly over the tick, and
 the observation time is rewritten to the tick's wall-clock start so event
-time tracks real time (SPEC §3). ``seq`` and ``scheduled_ts`` are the
+time tracks real time (docs/method.md#data). ``seq`` and ``scheduled_ts`` are the
 publisher's and are rewritten too; whatever the file had there is ignored.
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from ground import contract as schema
+from ground.errors import PublishError
 from publisher.codec import encode
 from publisher.config import PublisherConfig
 from publisher.source import Produce
-from stagebench import schema
-from stagebench.errors import PublishError
 
 REWRITTEN = (schema.SEQ, schema.SCHEDULED_TS)
 FLOAT_FIELDS = (schema.LATITUDE, schema.LONGITUDE, schema.ACCURACY)

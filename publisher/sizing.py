@@ -19,10 +19,11 @@ import math
 from dataclasses import dataclass
 from itertools import islice
 
-from publisher import workload
+from publisher import schedule as shapes
 from publisher.codec import LaneEncoder
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.model import Location, location_stream, locations_for_lanes, make_locations
+from publisher.workload import workload
 
 log = logging.getLogger(__name__)
 
@@ -72,37 +73,29 @@ def derive(config: PublisherConfig) -> Sizing:
     )
 
 
-def schedule(config: PublisherConfig, sizing: Sizing) -> workload.Schedule:
+def schedule(config: PublisherConfig, sizing: Sizing) -> shapes.Schedule:
     """The workload's schedule; base pairs per tick equal the base lanes exactly."""
-    base = sizing.rate / 2.0
-    tick, end = config.tick_s, config.end_s
-    match config.workload:
-        case "constant":
-            return workload.constant(base, tick, end)
-        case "periodic-burst":
-            pairs = burst_pairs(config, sizing)
-            if 2 * pairs != config.burst_messages:
-                log.info(
-                    "burst of %d messages rounded up to %d (whole locations)",
-                    config.burst_messages,
-                    2 * pairs,
-                )
-            return workload.periodic_burst(
-                base,
-                pairs,
-                config.burst_every_s,
-                config.burst_duration_s,
-                tick,
-                end,
-            )
-        case "single-burst":
-            return workload.single_burst(
-                base, config.backlog_rate / 2.0, config.backlog_s, tick, end
-            )
-        case "ramp":
-            return workload.ramp(tuple(r / 2.0 for r in config.ramp_rates), config.ramp_step_s,
-                                 tick, end)  # fmt: skip
-    raise AssertionError(config.workload)
+    chosen = workload(config.workload)
+    pairs = burst_pairs(config, sizing) if chosen.bursts else 0
+    if chosen.bursts and 2 * pairs != config.burst_messages:
+        log.info(
+            "burst of %d messages rounded up to %d (whole locations)",
+            config.burst_messages,
+            2 * pairs,
+        )
+    shape = shapes.Shape(
+        pairs_per_s=sizing.rate / 2.0,
+        tick_s=config.tick_s,
+        end_s=config.end_s,
+        burst_pairs=pairs,
+        burst_every_s=config.burst_every_s,
+        burst_duration_s=config.burst_duration_s,
+        backlog_pairs_per_s=config.backlog_rate / 2.0,
+        backlog_s=config.backlog_s,
+        ramp_pairs_per_s=tuple(r / 2.0 for r in config.ramp_rates),
+        ramp_step_s=config.ramp_step_s,
+    )
+    return chosen.shape(shape)
 
 
 def burst_pairs(config: PublisherConfig, sizing: Sizing) -> int:

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 SUMMARY_VERSION = 1
 
 
@@ -71,8 +73,6 @@ class PublishSummary:
 
 def lag_summary(lags_s: Sequence[float]) -> dict[str, float]:
     """Nearest-rank p50 and p99 and the max of send lags given in seconds, in ms."""
-    import numpy as np
-
     if not len(lags_s):
         return {"p50": 0.0, "p99": 0.0, "max": 0.0}
     values = np.asarray(lags_s, dtype=float) * 1000

@@ -1,145 +1,74 @@
-"""When each message is due: the open-loop schedule of every workload shape (SPEC §5).
+"""The workloads: one vocabulary for the publisher and the run (docs/method.md#workloads).
 
-A schedule is a pure function of time since the start of the run. The
-publisher sends messages in *pairs* (the speed and flow twins of one
-location/lane/minute), so schedules count pairs. Time is cut into *ticks* of
-``1 / time_scale`` seconds, one data minute each; :meth:`Schedule.tick_offsets`
-lists when the pairs of one tick are due. Which location and lane a pair
-carries is decided by its position in its tick (see :mod:`publisher.sizing`),
-so every location/lane appears at most once per tick.
+Each workload is named data with its own behaviour: the shape of its schedule
+and whether its load is published as a backlog before the job starts. The
+publisher asks it for the schedule, the run asks it how to order the job and
+the publisher; nobody branches on a workload's name.
 """
 
-import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final
 
-# Tolerance for float products such as 0.1 s × 2 000 pairs/s that should be whole.
-_EPS = 1e-6
-
-
-class Component(Protocol):
-    def offsets(self, a: float, b: float) -> list[float]:
-        """Due times (seconds from the start) of this component's pairs in [a, b)."""
-        ...
+from ground.errors import ConfigError
+from publisher import schedule as s
 
 
 @dataclass(frozen=True)
-class Steady:
-    """``pairs_per_s`` pairs per second, evenly spaced, from ``start_s`` until ``end_s``."""
-
-    start_s: float
-    end_s: float
-    pairs_per_s: float
-
-    def _count_before(self, t: float) -> int:
-        """How many pairs are due strictly before ``t``."""
-        t = min(max(t, self.start_s), self.end_s)
-        return max(0, math.ceil((t - self.start_s) * self.pairs_per_s - _EPS))
-
-    def offsets(self, a: float, b: float) -> list[float]:
-        if self.pairs_per_s <= 0:
-            return []
-        first, stop = self._count_before(a), self._count_before(b)
-        step = 1.0 / self.pairs_per_s
-        return [self.start_s + j * step for j in range(first, stop)]
+class Workload:
+    name: str
+    help: str
+    backlog_first: bool
+    """Its backlog is published before the job starts, and the job reads it from the
+    earliest offset: the measured period begins when the job does, with no warm-up
+    trimmed (the catch-up is what is measured)."""
+    bursts: bool
+    """Adds bursts on top of the base rate (how long latency stays inflated after each
+    burst is what is measured)."""
+    shape: Callable[[s.Shape], s.Schedule]
 
 
-@dataclass(frozen=True)
-class Bursts:
-    """``pairs`` extra pairs every ``every_s`` seconds from ``first_s`` on.
-
-    Each burst is spread evenly over ``duration_s``; with 0 every pair of a
-    burst is due at the same instant (then how long they take to leave shows
-    up as send lag).
-    """
-
-    first_s: float
-    every_s: float
-    duration_s: float
-    pairs: int
-
-    def offsets(self, a: float, b: float) -> list[float]:
-        if self.pairs <= 0:
-            return []
-        low = max(0, math.floor((a - self.first_s - self.duration_s) / self.every_s))
-        high = math.floor((b - self.first_s) / self.every_s + _EPS)
-        result: list[float] = []
-        for n in range(low, high + 1):
-            start = self.first_s + n * self.every_s
-            if self.duration_s > 0:
-                burst = Steady(start, start + self.duration_s, self.pairs / self.duration_s)
-                result += burst.offsets(a, b)
-            elif a - _EPS <= start < b - _EPS:
-                result += [start] * self.pairs
-        return result
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The whole run: components summed, cut into ticks, bounded by ``end_s``."""
-
-    components: tuple[Component, ...]
-    tick_s: float
-    end_s: float  # math.inf: until stopped or the message bound is reached
-
-    @property
-    def ticks(self) -> float:
-        """Number of ticks (math.inf for an unbounded run)."""
-        if math.isinf(self.end_s):
-            return math.inf
-        return math.ceil(self.end_s / self.tick_s - _EPS)
-
-    def tick_offsets(self, k: int) -> list[float]:
-        """Sorted due times (seconds from start) of the pairs of tick ``k``."""
-        a = k * self.tick_s
-        b = min((k + 1) * self.tick_s, self.end_s)
-        found: list[float] = []
-        for component in self.components:
-            found += component.offsets(a, b)
-        found.sort()
-        return found
-
-    def messages_per_tick(self, ticks: int) -> list[int]:
-        """Messages (two per pair) due in each of the first ``ticks`` ticks."""
-        return [2 * len(self.tick_offsets(k)) for k in range(ticks)]
+WORKLOADS: Final[tuple[Workload, ...]] = (
+    Workload(
+        "latency",
+        "a constant rate (400 msg/s in the papers' latency workload)",
+        backlog_first=False,
+        bursts=False,
+        shape=lambda p: s.constant(p.pairs_per_s, p.tick_s, p.end_s),
+    ),
+    Workload(
+        "periodic-burst",
+        "the constant rate plus a burst every burst_every_s seconds",
+        backlog_first=False,
+        bursts=True,
+        shape=lambda p: s.periodic_burst(
+            p.pairs_per_s, p.burst_pairs, p.burst_every_s, p.burst_duration_s, p.tick_s, p.end_s
+        ),
+    ),
+    Workload(
+        "single-burst",
+        "a backlog of backlog_s seconds at backlog_rate before the job starts, then the rate",
+        backlog_first=True,
+        bursts=False,
+        shape=lambda p: s.single_burst(
+            p.pairs_per_s, p.backlog_pairs_per_s, p.backlog_s, p.tick_s, p.end_s
+        ),
+    ),
+    Workload(
+        "ramp",
+        "one step of ramp_step_s seconds per rate of ramp_rates",
+        backlog_first=False,
+        bursts=False,
+        shape=lambda p: s.ramp(p.ramp_pairs_per_s, p.ramp_step_s, p.tick_s, p.end_s),
+    ),
+)
+NAMES: Final[tuple[str, ...]] = tuple(w.name for w in WORKLOADS)
+_BY_NAME: Final = {w.name: w for w in WORKLOADS}
 
 
-def constant(pairs_per_s: float, tick_s: float, end_s: float) -> Schedule:
-    return Schedule((Steady(0.0, end_s, pairs_per_s),), tick_s, end_s)
-
-
-def periodic_burst(
-    pairs_per_s: float,
-    burst_pairs: int,
-    every_s: float,
-    duration_s: float,
-    tick_s: float,
-    end_s: float,
-) -> Schedule:
-    """Base rate plus a burst every ``every_s`` seconds, the first after one period."""
-    return Schedule(
-        (Steady(0.0, end_s, pairs_per_s), Bursts(every_s, every_s, duration_s, burst_pairs)),
-        tick_s,
-        end_s,
-    )
-
-
-def single_burst(
-    pairs_per_s: float, backlog_pairs_per_s: float, backlog_s: float, tick_s: float, end_s: float
-) -> Schedule:
-    """A backlog of ``backlog_s`` seconds at a high rate, then the base rate."""
-    return Schedule(
-        (Steady(0.0, backlog_s, backlog_pairs_per_s), Steady(backlog_s, end_s, pairs_per_s)),
-        tick_s,
-        end_s,
-    )
-
-
-def ramp(
-    pairs_per_s_steps: tuple[float, ...], step_s: float, tick_s: float, end_s: float
-) -> Schedule:
-    """One step of ``step_s`` seconds per rate; the run ends with the last step at the latest."""
-    steps = tuple(
-        Steady(i * step_s, (i + 1) * step_s, rate) for i, rate in enumerate(pairs_per_s_steps)
-    )
-    return Schedule(steps, tick_s, min(end_s, len(steps) * step_s))
+def workload(name: str) -> Workload:
+    """The workload called ``name``; ConfigError naming the known ones otherwise."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ConfigError(f"unknown workload {name!r} (workloads: {', '.join(NAMES)})") from None

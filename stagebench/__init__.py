@@ -1,10 +1,10 @@
 """stagebench: how much latency each operation of a streaming pipeline adds.
 
-Every latency is the difference of two LogAppendTime timestamps stamped by the
-same Kafka broker (SPEC §1), so no clock skew enters a result.
+This package is the bench, the top floor: the command line, settings, the flow
+of a run, the Spark job's process, suites, resources and metadata. It composes
+the three roles (``publisher``, ``pipelines``, ``evaluator``), which stand on
+the ``ground`` package. Every latency is the difference of two LogAppendTime
+timestamps stamped by the same Kafka broker (docs/method.md#clock).
 """
 
 __version__ = "0.1.0"
-
-KAFKA_VERSION = "4.3.1"
-"""Apache Kafka release the embedded broker and the Kafka tools are resolved at."""

@@ -1,8 +1,9 @@
-"""The ``stagebench`` command: argparse subcommands dispatched from a table.
+"""The ``stagebench`` command: every subcommand's options in this one parser module.
 
-Each role registers its own subcommands (``register(subparsers)`` in its
-``cli`` module), imported only when the command line names it, so ``--help``
-stays fast and a heavy import (pyspark, pandas) happens only where it is used.
+The parser is cheap to build (it imports only the configuration modules, for
+defaults and choices); each command's handler lives in
+:mod:`stagebench.commands` and is imported only when its command runs, so
+``--help`` stays fast and pyspark or pandas load only where they are used.
 This module is the one place that turns a :class:`StagebenchError` into
 ``ERROR: …`` and an exit code.
 """
@@ -11,28 +12,494 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
+from typing import Any
 
+from evaluator.config import EvaluatorConfig
+from ground import envvars
+from ground.errors import StagebenchError
+from ground.stages import IMPLS, STAGES
+from pipelines.config import PipelineConfig
+from publisher.config import DEFAULT_RATE, PublisherConfig
+from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
-from stagebench.errors import StagebenchError
+from stagebench.settings import RunConfig
 
 log = logging.getLogger(__name__)
 
-# subcommand -> (module with register(subparsers), one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "broker": ("stagebench.broker_cli", "start, stop or inspect the embedded Kafka broker"),
-    "topics": ("stagebench.topics_cli", "create or check benchmark topics (LogAppendTime, leader)"),
-    "smoke": ("stagebench.smoke", "check the whole chain: broker, topics, Spark reads Kafka"),
-    "publish": ("publisher.cli", "publish NDW-style speed/flow observations at a set rate"),
-    "pipeline": ("pipelines.cli", "run the Spark pipeline up to and including a stage"),
-    "evaluate": ("evaluator.cli", "compute latencies of a run from broker timestamps"),
-    "compare": ("evaluator.compare_cli", "compare runs stage by stage (cumulative increments)"),
-    "run": ("stagebench.run_cli", "one complete benchmark run of one stage"),
-    "suite": ("stagebench.suite_cli", "run the stage ladder and print the increment table"),
-    "config": ("stagebench.config_cli", "show the effective configuration and its sources"),
-}
+# --- options several commands share -------------------------------------------------
 
 
-def build_parser(argv: list[str]) -> argparse.ArgumentParser:
+def add_bootstrap(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap",
+        metavar="HOST:PORT",
+        help=f"Kafka to use (default: ${envvars.BOOTSTRAP}, else the running embedded broker, "
+        "else a newly started one)",
+    )
+
+
+def _handler(parser: argparse.ArgumentParser, target: str) -> None:
+    """``target`` is ``module:function`` under stagebench.commands, imported when run."""
+    parser.set_defaults(handler=target)
+
+
+_R = RunConfig()
+# (option, [run] key, type, help); no argparse default, so the config file's value or
+# RunConfig's stays unless the option is given
+RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
+    ("--rate", "rate", float, f"messages/s over both input topics (default: {_R.rate:g})"),
+    ("--duration", "duration_s", float, f"measured seconds per run (default: {_R.duration_s:g})"),
+    ("--warmup", "warmup_s", float, "seconds trimmed at the start (default: 10 %% of the run)"),
+    ("--tail", "tail_s", float, f"seconds published after the measured period "
+     f"(default: {_R.tail_s:g})"),
+    ("--partitions", "partitions", int, f"partitions per topic (default: {_R.partitions})"),
+    ("--master", "master", str, f"Spark master, e.g. spark://host:7077 (default: {_R.master})"),
+    ("--checkpoint-root", "checkpoint_root", str,
+     "Spark checkpoint location every cluster node reaches (default: the run directory)"),
+    ("--results", "results_dir", str,
+     f"directory for run directories (default: {_R.results_dir})"),
+]  # fmt: skip
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, help="TOML file with [run], [publisher], [pipeline], [evaluator]"
+    )
+    parser.add_argument(
+        "--impl",
+        choices=IMPLS,
+        help="window implementation: Spark's operators or transformWithStateInPandas "
+        f"(default: {_R.impl})",
+    )
+    parser.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        help="latency: a constant rate; single-burst: a backlog published before the job "
+        "starts; periodic-burst: a burst every 10 s on top of the rate; ramp: rising steps "
+        f"(default: {_R.workload})",
+    )
+    for option, key, kind, help_text in RUN_OPTIONS:
+        metavar = option.lstrip("-").upper().replace("-", "_")
+        parser.add_argument(option, dest=key, metavar=metavar, type=kind, help=help_text)
+    add_bootstrap(parser)
+
+
+def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
+    """The command line's ``[run]`` values (only those given)."""
+    keys = [key for _, key, _, _ in RUN_OPTIONS] + ["impl", "workload", "bootstrap"]
+    values = {key: getattr(args, key) for key in keys} | extra
+    return {"run": {key: value for key, value in values.items() if value is not None}}
+
+
+_P = PipelineConfig.__dataclass_fields__
+# (option, PipelineConfig field, type, help) of ``stagebench pipeline``
+PIPELINE_TUNING: list[tuple[str, str, Any, str]] = [
+    ("--trigger", "trigger", str, "processing-time or real-time (Spark real-time mode; "
+     "ingest and parse only) (default: processing-time)"),
+    ("--real-time-checkpoint", "real_time_checkpoint", str,
+     "real-time mode checkpoint interval, a Spark interval such as '10 seconds' "
+     "(minimum 5 s; not a latency) (default: 5 minutes)"),
+    ("--trigger-interval-ms", "trigger_interval_ms", int,
+     "processing-time trigger interval (default: 0, next batch at once)"),
+    ("--shuffle-partitions", "shuffle_partitions", int,
+     "spark.sql.shuffle.partitions (default: number of cores)"),
+    ("--watermark-delay-ms", "watermark_delay_ms", int,
+     f"allowed lateness of the observation time (default: {_P['watermark_delay_ms'].default})"),
+    ("--join-range-ms", "join_range_ms", int,
+     f"event-time range of the join condition (default: {_P['join_range_ms'].default})"),
+    ("--max-offsets-per-trigger", "max_offsets_per_trigger", int,
+     "Kafka source maxOffsetsPerTrigger (default: unlimited)"),
+    ("--starting-offsets", "starting_offsets", str, "earliest or latest (default: earliest)"),
+    ("--window-length-ms", "window_length_ms", int,
+     f"sliding window length (default: {_P['window_length_ms'].default})"),
+    ("--window-slide-ms", "window_slide_ms", int,
+     f"sliding window slide (default: {_P['window_slide_ms'].default})"),
+    ("--lookback-short-ms", "lookback_short_ms", int,
+     f"short-term change lookback (default: {_P['lookback_short_ms'].default})"),
+    ("--lookback-long-ms", "lookback_long_ms", int,
+     f"long-term change lookback (default: {_P['lookback_long_ms'].default})"),
+]  # fmt: skip
+
+
+# --- one function per command ---------------------------------------------------------
+
+
+def _broker(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "broker",
+        help="start, stop or inspect the embedded Kafka broker",
+        description="A real single-node Apache Kafka (KRaft) on 127.0.0.1 for machines without "
+        "Docker or a Kafka of their own. Its jars are resolved from Maven Central with "
+        "PySpark's Ivy on first use and cached under ~/.cache/stagebench.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    start = actions.add_parser("start", help="start the broker (reuses a running one)")
+    start.add_argument("--port", type=int, help="listener port (default: a free port)")
+    start.add_argument("--heap", default="1G", help="JVM heap, fixed (default: %(default)s)")
+    start.add_argument("--json", action="store_true", help="print the broker state as JSON")
+    _handler(start, "broker:start")
+    stop = actions.add_parser("stop", help="stop the broker and delete its data")
+    _handler(stop, "broker:stop")
+    status = actions.add_parser("status", help="is it running, where, which version")
+    status.add_argument("--json", action="store_true", help="print the broker state as JSON")
+    _handler(status, "broker:status")
+
+
+def _topics(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "topics",
+        help="create or check benchmark topics (LogAppendTime, leader)",
+        description="Benchmark topics use message.timestamp.type=LogAppendTime and have every "
+        "partition led by one broker, so all timestamps come from one clock "
+        "(docs/method.md#clock).",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (
+        ("create", "create the speed, flow and output topics of a run"),
+        ("check", "verify timestamp type and leaders; exit 1 on any problem"),
+    ):
+        action = actions.add_parser(name, help=text, description=text)
+        action.add_argument(
+            "names",
+            nargs="*",
+            metavar="TOPIC",
+            help="topic names (default: the speed, flow and output topics of --run-id)",
+        )
+        action.add_argument("--run-id", help="run whose topics to use (create: default a new id)")
+        action.add_argument(
+            "--leader", type=int, help="broker id that must lead every partition (default: lowest)"
+        )
+        add_bootstrap(action)
+        _handler(action, f"topics:{name}")
+    actions.choices["create"].add_argument(
+        "--partitions", type=int, default=1, help="partitions per topic (default: %(default)s)"
+    )
+
+
+def _smoke(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "smoke",
+        help="check the whole chain: broker, topics, Spark reads Kafka",
+        description="Produce a few records to a fresh topic and read them back with Spark's "
+        "Kafka connector, checking that the broker stamped them (LogAppendTime).",
+    )
+    add_bootstrap(parser)
+    parser.add_argument(
+        "--messages", type=int, default=100, help="records to produce (default: %(default)s)"
+    )
+    parser.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
+    _handler(parser, "smoke:run")
+
+
+def _rates(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(r) for r in text.split(","))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated rates, got {text!r}") from err
+
+
+def _publish(sub: argparse._SubParsersAction) -> None:
+    d = PublisherConfig()
+    p = sub.add_parser(
+        "publish",
+        help="publish NDW-style speed/flow observations at a set rate",
+        description="Publish synthetic NDW-style speed and flow observations (or replay a file) "
+        "on an open-loop schedule. messages/s = 2 × lanes in total × data minutes per second: "
+        "give --rate and the locations are derived, or --locations and the rate is derived.",
+    )
+    add_bootstrap(p)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument(
+        "--rate", type=float, help=f"messages/s over both topics (default {DEFAULT_RATE:g})"
+    )
+    size.add_argument("--locations", type=int, help="number of locations (default: from --rate)")
+    p.add_argument(
+        "--min-lanes", type=int, help=f"fewest lanes per location (default {d.min_lanes})"
+    )
+    p.add_argument("--max-lanes", type=int, help=f"most lanes per location (default {d.max_lanes})")
+    p.add_argument("--seed", type=int, help=f"seed of the synthetic data (default {d.seed})")
+    p.add_argument(
+        "--time-scale",
+        type=float,
+        help=f"data minutes published per wall-clock second (default {d.time_scale:g})",
+    )
+    p.add_argument(
+        "--start-minute",
+        type=int,
+        help=f"time of day of the first data minute, minutes after midnight "
+        f"(default {d.start_minute})",
+    )
+    p.add_argument(
+        "--workload", choices=WORKLOADS, help=f"shape of the load over time (default {d.workload})"
+    )
+    p.add_argument(
+        "--burst-messages",
+        type=int,
+        help=f"periodic-burst: messages per burst (default {d.burst_messages})",
+    )
+    p.add_argument(
+        "--burst-every",
+        dest="burst_every_s",
+        type=float,
+        help=f"periodic-burst: seconds between bursts (default {d.burst_every_s:g})",
+    )
+    p.add_argument(
+        "--burst-duration",
+        dest="burst_duration_s",
+        type=float,
+        help=f"periodic-burst: seconds a burst is spread over, 0 = at once "
+        f"(default {d.burst_duration_s:g})",
+    )
+    p.add_argument(
+        "--backlog",
+        dest="backlog_s",
+        type=float,
+        help=f"single-burst: seconds published at --backlog-rate first (default {d.backlog_s:g})",
+    )
+    p.add_argument(
+        "--backlog-rate",
+        type=float,
+        help=f"single-burst: messages/s of the backlog (default {d.backlog_rate:g})",
+    )
+    p.add_argument(
+        "--ramp-rates", type=_rates, help="ramp: comma-separated messages/s, one per step"
+    )
+    p.add_argument(
+        "--ramp-step",
+        dest="ramp_step_s",
+        type=float,
+        help=f"ramp: seconds per step (default {d.ramp_step_s:g})",
+    )
+    p.add_argument(
+        "--duration",
+        dest="duration_s",
+        type=float,
+        help="seconds to publish (default 60; single-burst: backlog + 60; ramp: all steps; "
+        "--from-file: the whole file)",
+    )
+    p.add_argument("--max-messages", type=int, help="stop after this many messages (default: none)")
+    p.add_argument("--acks", choices=("0", "1", "all"), help=f"producer acks (default {d.acks})")
+    p.add_argument("--linger-ms", type=float, help=f"producer linger.ms (default {d.linger_ms:g})")
+    p.add_argument("--speed-topic", help=f"topic of speed observations (default {d.speed_topic})")
+    p.add_argument("--flow-topic", help=f"topic of flow observations (default {d.flow_topic})")
+    p.add_argument(
+        "--partitions",
+        type=int,
+        default=1,
+        help="partitions of topics this command creates when missing (default 1)",
+    )
+    p.add_argument(
+        "--from-file", help="replay this JSON-lines file of observations (default: synthetic)"
+    )
+    p.add_argument("--summary", type=Path, help="write the JSON summary here (default: none)")
+    _handler(p, "publish:run")
+
+
+def _pipeline(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "pipeline",
+        help="run the Spark pipeline up to and including a stage",
+        description="Run the Spark pipeline up to and including STAGE, reading the speed and "
+        "flow topics and writing the stage's outputs (JSON with input broker timestamps) to "
+        "the output topic. Writes RUN_DIR/pipeline.json, the configuration the job reads "
+        "(spark-submit pipelines/job.py --config RUN_DIR/pipeline.json runs the same job). "
+        "Stops on SIGTERM/SIGINT or after --max-seconds.",
+    )
+    parser.add_argument("--stage", required=True, choices=STAGES, help="last stage (required)")
+    parser.add_argument(
+        "--impl",
+        choices=IMPLS,
+        default="builtin",
+        help="window implementation: Spark's operators or transformWithStateInPandas "
+        "(custom: tumbling and sliding only) (default: builtin)",
+    )
+    parser.add_argument("--speed-topic", default="speed", help="speed topic (default: speed)")
+    parser.add_argument("--flow-topic", default="flow", help="flow topic (default: flow)")
+    parser.add_argument("--output-topic", required=True, help="output topic (required)")
+    parser.add_argument(
+        "--run-id", help="run id written into every output (default: the run directory's name)"
+    )
+    parser.add_argument(
+        "--run-dir",
+        required=True,
+        type=Path,
+        help="directory for pipeline.json, engine_progress.jsonl, pipeline.ready (required)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        help="fresh checkpoint directory (default: RUN_DIR/checkpoint)",
+    )
+    add_bootstrap(parser)
+    master = _P["master"].default
+    parser.add_argument(
+        "--master",
+        default=master,
+        help=f"Spark master, e.g. spark://host:7077 (default: {master}, two local cores, "
+        "leaving the others to Kafka and the publisher)",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        help="stop after this many seconds (default: run until SIGTERM/SIGINT)",
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark conf, overrides every other setting; repeatable (default: none)",
+    )
+    for option, _, kind, help_text in PIPELINE_TUNING:
+        parser.add_argument(option, type=kind, help=help_text)
+    _handler(parser, "pipeline:run")
+
+
+def _evaluate(sub: argparse._SubParsersAction) -> None:
+    e = EvaluatorConfig()
+    parser = sub.add_parser(
+        "evaluate",
+        help="compute latencies of a run from broker timestamps",
+        description="Read a run's output topic and input topics, compute per-output latency "
+        "(output LogAppendTime minus the latest/earliest input LogAppendTime), completeness "
+        "and throughput, and write summary.json, latencies.parquet, timeseries.csv, plots and "
+        "report.md. Give a run directory (with run.json) or --output-topic and --stage.",
+    )
+    parser.add_argument(
+        "run_dir",
+        nargs="?",
+        type=Path,
+        help="run directory with run.json; results are written there (default: none, "
+        "then --output-topic, --stage and --out are required)",
+    )
+    parser.add_argument("--output-topic", help="output topic (default: from run.json)")
+    parser.add_argument(
+        "--input-topics",
+        help="comma-separated input topics (default: from run.json; none: no completeness)",
+    )
+    parser.add_argument("--stage", choices=STAGES, help="stage of the run (default: from run.json)")
+    parser.add_argument(
+        "--impl", help="implementation label (default: from run.json, else builtin)"
+    )
+    add_bootstrap(parser)
+    parser.add_argument("--out", type=Path, help="output directory (default: RUN_DIR)")
+    parser.add_argument(
+        "--warmup-s",
+        type=float,
+        help="seconds trimmed after the first input (default: 10 %% of the run; 0: none)",
+    )
+    parser.add_argument(
+        "--end-cut-s",
+        type=float,
+        default=e.end_cut_s,
+        help="seconds trimmed before the last input (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("pandas", "spark"),
+        default=e.engine,
+        help="evaluate in pandas, or as a Spark batch job for runs too big for memory "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--sliding-window-s",
+        type=int,
+        default=e.sliding_window_s,
+        help="sliding window length of the run, seconds (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-scale", action="store_true", help="log-scale latency plots (default: off)"
+    )
+    parser.add_argument(
+        "--no-plots", action="store_true", help="skip the PNG plots (default: draw them)"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite an existing summary.json (default: refuse)",
+    )
+    _handler(parser, "evaluate:run")
+
+
+def _compare(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "compare",
+        help="compare runs stage by stage (cumulative increments)",
+        description="Print one row per evaluated run, ordered by the stage ladder: p50/p95/p99 "
+        "latency and the increment over the previous stage (difference of percentiles).",
+    )
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="evaluated run directories")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print Markdown instead of text (default: text)"
+    )
+    parser.add_argument(
+        "--plots",
+        type=Path,
+        metavar="DIR",
+        help="also write the comparison plots into DIR (default: no plots)",
+    )
+    parser.add_argument(
+        "--log-scale", action="store_true", help="log-scale distributions (default: off)"
+    )
+    _handler(parser, "compare:run")
+
+
+def _run(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "run",
+        help="one complete benchmark run of one stage",
+        description="Fresh topics → Spark job up to STAGE → publisher → drain → evaluation. "
+        "Prints the latency table and writes everything to results/<time>-<stage>-<id>/. "
+        "Ctrl-C stops everything cleanly and keeps what was collected.",
+    )
+    parser.add_argument(
+        "--stage", choices=STAGES, help=f"last stage of the pipeline (default: {_R.stage})"
+    )
+    add_run_arguments(parser)
+    _handler(parser, "run:run")
+
+
+def _suite(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "suite",
+        help="run the stage ladder and print the increment table",
+        description="Run each stage in turn with identical settings, then compare them: "
+        "p50/p95/p99 per stage and the increment each adds over the previous stage. "
+        "Writes results/<time>-suite-<id>/comparison.{json,md} and plots.",
+    )
+    parser.add_argument(
+        "--stages",
+        default=",".join(STAGES),
+        help="comma-separated stages, in ladder order (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per stage; medians reported (default: 1)"
+    )
+    add_run_arguments(parser)
+    _handler(parser, "suite:run")
+
+
+def _config(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "config",
+        help="show the effective configuration and its sources",
+        description="Configuration is layered: built-in defaults, then the TOML file given "
+        "with --config, then command-line options. Unknown tables and keys are errors.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="print every setting, its value and its source")
+    show.add_argument("--stage", help=f"as for run (default: {_R.stage})")
+    show.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_run_arguments(show)
+    _handler(show, "config:show")
+
+
+COMMANDS = (_broker, _topics, _smoke, _publish, _pipeline, _evaluate, _compare, _run, _suite,
+            _config)  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stagebench",
         description="Measure the latency each stage of a streaming pipeline adds, "
@@ -43,34 +510,33 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = next((a for a in argv if not a.startswith("-")), None)
-    for name, (module, help_text) in COMMANDS.items():
-        if name == wanted:
-            importlib.import_module(module).register(subparsers)
-        else:
-            subparsers.add_parser(name, help=help_text, add_help=False)
+    for add in COMMANDS:
+        add(subparsers)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
+def _configure_logging(verbose: int) -> None:
     logging.basicConfig(
-        level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-        if args.verbose
-        else logging.WARNING,
+        level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     for noisy in ("py4j", "kafka", "urllib3", "docker"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # librdkafka logs every reconnect attempt; stagebench reports the failures that matter
-    logging.getLogger("rdkafka").setLevel(logging.DEBUG if args.verbose > 1 else logging.CRITICAL)
+    logging.getLogger("rdkafka").setLevel(logging.DEBUG if verbose > 1 else logging.CRITICAL)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    _configure_logging(args.verbose)
+    module, _, function = args.handler.partition(":")
     try:
-        return int(args.func(args) or 0)
+        handler = getattr(importlib.import_module(f"stagebench.commands.{module}"), function)
+        return int(handler(args) or 0)
     except StagebenchError as err:
         print(f"ERROR: {err}", file=sys.stderr)
         return err.exit_code

@@ -1,4 +1,4 @@
-"""What every result records about where it was measured (SPEC §6)."""
+"""What every result records about where it was measured (docs/method.md#reports)."""
 
 import os
 import platform
@@ -8,7 +8,10 @@ from importlib import metadata as importlib_metadata
 
 import psutil
 
-from stagebench import KAFKA_VERSION, __version__
+from ground.jvm.java import java_executable, java_version
+from ground.jvm.spark import kafka_connector
+from ground.kafka import KAFKA_VERSION
+from stagebench import __version__
 
 
 def _dist_version(name: str) -> str | None:
@@ -20,9 +23,6 @@ def _dist_version(name: str) -> str | None:
 
 def versions(kafka: str | None = KAFKA_VERSION) -> dict[str, str | None]:
     """Versions of everything a latency depends on; ``kafka`` is None for a foreign broker."""
-    from stagebench.java import java_executable, java_version
-    from stagebench.spark import kafka_connector
-
     return {
         "stagebench": __version__,
         "python": platform.python_version(),

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-RESOURCES_PNG = "resources.png"
+from ground import rundir
 
 
 def plot_resources(run_dir: Path) -> Path | None:
@@ -13,8 +13,8 @@ def plot_resources(run_dir: Path) -> Path | None:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    latency = pd.read_csv(run_dir / "timeseries.csv")
-    usage = pd.read_csv(run_dir / "resources.csv")
+    latency = pd.read_csv(run_dir / rundir.TIMESERIES)
+    usage = pd.read_csv(run_dir / rundir.RESOURCES)
     if latency.empty or usage.empty:
         return None
     origin = min(latency["second"].min(), usage["time_ms"].min() // 1000)
@@ -46,7 +46,7 @@ def plot_resources(run_dir: Path) -> Path | None:
     for ax in (ax_lat, ax_rate, ax_cpu, ax_mem):
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    path = run_dir / RESOURCES_PNG
+    path = run_dir / rundir.RESOURCES_PLOT
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

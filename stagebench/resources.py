@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from stagebench.jvm_heap import heap_used_bytes
+from ground.jvm.heap import heap_used_bytes
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """The effective configuration of a run: defaults ← TOML file ← command line.
 
-A TOML file (``--config``) has one table per concern: ``[run]``,
+:class:`RunConfig` is the ``[run]`` table: what to run and for how long. A TOML
+file (``--config``) has one table per concern: ``[run]``,
 ``[publisher]``, ``[pipeline]``, ``[evaluator]``, whose keys are the fields of
 the concern's configuration class. Unknown tables and keys are errors. Keys
 that a run decides itself (topics, run id, …) or that ``[run]`` owns (rate,
@@ -14,7 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stagebench.errors import ConfigError
+from evaluator.config import EvaluatorConfig
+from ground.config import require
+from ground.errors import ConfigError
+from ground.stages import IMPLS, Impl, stage
+from pipelines.config import PipelineConfig
+from publisher.config import PublisherConfig
+from publisher.workload import workload
 
 DEFAULT = "default"
 CLI = "command line"
@@ -43,12 +50,48 @@ DERIVED: dict[str, dict[str, str]] = {
 }
 
 
-def section_classes() -> dict[str, type]:
-    from evaluator.config import EvaluatorConfig
-    from pipelines.config import PipelineConfig
-    from publisher.config import PublisherConfig
-    from stagebench.runner import RunConfig
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run and for how long; the ``[run]`` table of a config file."""
 
+    stage: str = "ingest"
+    impl: Impl = "builtin"
+    workload: str = "latency"
+    """One of :data:`publisher.workload.NAMES`."""
+    rate: float = 400.0
+    """Messages per second over both input topics (the base rate of burst workloads)."""
+    duration_s: float = 60.0
+    """Measured period after the job is running (single burst: after the backlog)."""
+    warmup_s: float | None = None
+    """Trimmed from the start of the measured period (default: 10 %; single burst: 0)."""
+    tail_s: float = 5.0
+    """Publishing goes on this long after the measured period so the last windows close."""
+    drain_timeout_s: float = 60.0
+    ready_timeout_s: float = 300.0
+    partitions: int = 1
+    bootstrap: str | None = None
+    master: str = "local[2]"
+    checkpoint_root: str | None = None
+    """Where Spark checkpoints go; on a multi-node cluster a path every node reaches
+    (e.g. an hdfs:// or s3a:// URI). Default: the run directory."""
+    results_dir: str = "results"
+
+    def __post_init__(self) -> None:
+        stage(self.stage)  # each raises ConfigError naming what is known
+        workload(self.workload)
+        require(self.impl in IMPLS, f"impl must be one of {', '.join(IMPLS)}: {self.impl!r}")
+        require(self.rate > 0, f"rate must be > 0, got {self.rate}")
+        require(self.duration_s > 0, f"duration must be > 0, got {self.duration_s}")
+        require(
+            self.warmup_s is None or 0 <= self.warmup_s < self.duration_s,
+            f"warmup must be >= 0 and shorter than the duration, got {self.warmup_s}",
+        )
+        require(self.tail_s >= 0, "tail_s must be >= 0")
+        require(self.drain_timeout_s > 0 and self.ready_timeout_s > 0, "timeouts must be > 0")
+        require(self.partitions >= 1, "partitions must be >= 1")
+
+
+def section_classes() -> dict[str, type]:
     return {
         "run": RunConfig,
         "publisher": PublisherConfig,

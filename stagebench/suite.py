@@ -6,14 +6,17 @@ increments are differences of those medians.
 """
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evaluator.compare import compare, plot, to_markdown
+from ground import rundir
+from ground.kafka.naming import new_run_id
 from stagebench.console import Console
-from stagebench.naming import new_run_id
-from stagebench.runner import RunConfig, execute
-from stagebench.settings import Settings
+from stagebench.runner import execute
+from stagebench.settings import RunConfig, Settings
 
 
 def run_suite(
@@ -27,10 +30,6 @@ def run_suite(
 
     Returns the suite directory, the aggregated rows and the runs with missing outputs.
     """
-    from dataclasses import replace
-
-    from evaluator.compare import compare, plot, to_markdown
-
     suite_id = new_run_id()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     suite_dir = Path(base.results_dir) / f"{stamp}-suite-{suite_id}"
@@ -53,11 +52,11 @@ def run_suite(
             {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()} for row in rows
         ],
     }
-    (suite_dir / "comparison.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     images = plot(rows, suite_dir)
     note = f"Median over {repeat} repetitions per stage.\n\n" if repeat > 1 else ""
     pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
-    (suite_dir / "comparison.md").write_text(
+    (suite_dir / rundir.COMPARISON_MD).write_text(
         f"# Suite {suite_id}\n\n{note}{to_markdown(rows)}\n\n{pictures}\n"
     )
     return suite_dir, rows, incomplete

@@ -1,6 +1,6 @@
 """Shared fixtures: a real Kafka 4 broker, unique names, one SparkSession.
 
-Kafka, in order (DEVELOPERS.md): ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a
+Kafka, in order: ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a
 testcontainers Kafka (KRaft, LogAppendTime) when a Docker engine answers,
 else the embedded broker in a temporary home (stopped after the session).
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from stagebench import envvars
+from ground import envvars
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
         with container:
             yield container.get_bootstrap_server()
         return
-    from stagebench.broker import EmbeddedBroker
+    from ground.kafka.broker import EmbeddedBroker
 
     with EmbeddedBroker(home=tmp_path_factory.mktemp("broker")) as state:
         yield state.bootstrap
@@ -63,7 +63,7 @@ def unique() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    from stagebench.spark import build_session
+    from ground.jvm.spark import build_session
 
     session = build_session(
         "stagebench-tests",

@@ -1,0 +1,31 @@
+"""Input and output throughput of a run's measured period, by broker timestamps."""
+
+import pandas as pd
+
+from evaluator.latency import Period
+
+
+def throughput(
+    inputs: int,
+    outputs: int,
+    period: Period,
+    peak_output_mps: int | None,
+    first_output_delay_ms: int | None,
+) -> dict[str, float | int | None]:
+    """The ``throughput`` section (see :func:`build_summary`): ``inputs`` and
+    ``outputs`` are the records whose own broker timestamp lies in the measured
+    period."""
+    secs = period.seconds
+    return {
+        "input_mps": inputs / secs if secs > 0 else None,
+        "output_mps": outputs / secs if secs > 0 else None,
+        "seconds": secs,
+        "peak_output_mps": peak_output_mps,
+        "first_output_delay_ms": first_output_delay_ms,
+    }
+
+
+def peak_output(series: pd.DataFrame) -> int | None:
+    """The largest per-second output count of the time series (None without outputs)."""
+    counts = series["output_count"]
+    return int(counts.max()) if len(counts) and counts.max() > 0 else None

@@ -1,0 +1,13 @@
+"""The ground floor of stagebench: what every role stands on, importing nothing of ours.
+
+- :mod:`ground.contract` names every field of the input and output messages;
+- :mod:`ground.stages` is the stage table (order, statefulness, implementations,
+  output identity);
+- :mod:`ground.rundir` names every file of a run directory;
+- :mod:`ground.errors` and :mod:`ground.config`: one root exception, typed configs;
+- :mod:`ground.kafka`: which Kafka, the embedded broker, one-clock topics, the broker clock;
+- :mod:`ground.jvm`: Java discovery, Ivy and the Spark session with the Kafka connector.
+
+``publisher``, ``pipelines`` and ``evaluator`` import only this package; the
+bench (``stagebench``) composes all of them (docs/method.md explains the method).
+"""

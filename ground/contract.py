@@ -1,0 +1,121 @@
+"""The message contracts between publisher, pipelines and evaluator.
+
+This is the only place that names message fields. The publisher writes input
+messages, the pipelines parse them and write output messages, the evaluator
+reads those; all three import the names from here.
+
+Input message (topics ``speed`` and ``flow``, key = location id, value = compact
+JSON of 150–220 bytes)::
+
+    {"location_id": "RWS01_MONIBAS_0021hrl0414ra", "lane": 2,
+     "observation_ts": 1763867400000, "speed": 87.3,
+     "latitude": 52.123456, "longitude": 5.123456, "num_lanes": 3,
+     "accuracy": 95.0, "seq": 1234, "scheduled_ts": 1763867400123}
+
+- ``observation_ts``: start of the wall-clock second in which this minute of
+  data is published (epoch ms); it is the event time of joins and windows.
+- ``speed`` (km/h, in speed messages) or ``flow`` (vehicles per minute, in flow
+  messages): exactly one of the two is present.
+- ``seq``: per location and topic, gap-free from 0; the speed and flow twins
+  of one location/lane/minute carry the same ``seq``.
+- ``scheduled_ts``: when the publisher's schedule said to send it (epoch ms).
+
+Output message (one output topic per run, value = JSON): the stage's result
+fields plus :data:`INPUT_TS_LATEST`, :data:`INPUT_TS_EARLIEST` (broker
+LogAppendTime of the latest/earliest input it was computed from, epoch ms),
+:data:`INPUT_COUNT` and :data:`RUN_ID`.
+"""
+
+from typing import Final
+
+# --- input message -------------------------------------------------------
+LOCATION_ID: Final = "location_id"
+LANE: Final = "lane"
+OBSERVATION_TS: Final = "observation_ts"
+SPEED: Final = "speed"
+FLOW: Final = "flow"
+LATITUDE: Final = "latitude"
+LONGITUDE: Final = "longitude"
+NUM_LANES: Final = "num_lanes"
+ACCURACY: Final = "accuracy"
+SEQ: Final = "seq"
+SCHEDULED_TS: Final = "scheduled_ts"
+
+KINDS: Final = (SPEED, FLOW)
+"""The two measurement kinds; each has its own topic and value field."""
+
+INPUT_FIELDS: Final = (
+    LOCATION_ID,
+    LANE,
+    OBSERVATION_TS,
+    SPEED,
+    FLOW,
+    LATITUDE,
+    LONGITUDE,
+    NUM_LANES,
+    ACCURACY,
+    SEQ,
+    SCHEDULED_TS,
+)
+
+_FIELD_TYPES: Final = {
+    LOCATION_ID: str,
+    LANE: int,
+    OBSERVATION_TS: int,
+    LATITUDE: float,
+    LONGITUDE: float,
+    NUM_LANES: int,
+    ACCURACY: float,
+    SEQ: int,
+    SCHEDULED_TS: int,
+}
+REQUIRED_FIELDS: Final = tuple(_FIELD_TYPES)
+"""Fields every input message has (besides exactly one of speed and flow)."""
+
+SECOND_MS: Final = 1000
+"""Event-time granularity: one data minute is published per wall-clock second."""
+
+MIN_VALUE_BYTES: Final = 150
+MAX_VALUE_BYTES: Final = 220
+
+# --- output message --------------------------------------------------------
+INPUT_TS_LATEST: Final = "input_ts_latest"
+INPUT_TS_EARLIEST: Final = "input_ts_earliest"
+INPUT_COUNT: Final = "input_count"
+RUN_ID: Final = "run_id"
+
+# identity of an output, per stage (used by the evaluator's completeness check)
+SOURCE_TOPIC: Final = "source_topic"
+SOURCE_PARTITION: Final = "source_partition"
+SOURCE_OFFSET: Final = "source_offset"
+KIND: Final = "kind"
+WINDOW_START: Final = "window_start"
+WINDOW_END: Final = "window_end"
+RECORD: Final = "record"
+"""Ingest only: the input value, embedded unchanged as a JSON object."""
+
+# tumbling and sliding results
+FLOW_SUM: Final = "flow_sum"
+SPEED_AVG: Final = "speed_avg"
+LANES_SEEN: Final = "lanes_seen"
+FLOW_CHANGE_SHORT: Final = "flow_change_short"
+FLOW_CHANGE_LONG: Final = "flow_change_long"
+SPEED_CHANGE_SHORT: Final = "speed_change_short"
+SPEED_CHANGE_LONG: Final = "speed_change_long"
+
+
+def validate_input(message: dict) -> list[str]:
+    """Problems of one decoded input message against the contract (empty: valid)."""
+    problems = []
+    for name in REQUIRED_FIELDS:
+        kind = _FIELD_TYPES[name]
+        value = message.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            problems.append(f"{name}: expected {kind.__name__}, got {value!r}")
+    measured = [k for k in KINDS if k in message]
+    if len(measured) != 1 or not isinstance(message[measured[0]], int | float):
+        problems.append(f"exactly one numeric {SPEED!r} or {FLOW!r} expected")
+    extra = sorted(set(message) - set(INPUT_FIELDS))
+    if extra:
+        problems.append(f"unknown fields: {extra}")
+    return problems

@@ -1,0 +1,103 @@
+"""Resolving Maven artifacts with the Ivy jar that PySpark ships.
+
+Users need no Maven: PySpark bundles ``ivy-<version>.jar`` in ``pyspark/jars``,
+which runs standalone and resolves from Maven Central by default. Resolved
+jars are copied into ``<cache>/jars/<key>/`` and listed in a ``complete``
+marker, so a second resolution of the same coordinates starts no JVM and
+downloads nothing.
+"""
+
+import hashlib
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import pyspark
+
+from ground.errors import ResolveError
+from ground.jvm.java import java_executable
+from ground.paths import cache_dir
+
+log = logging.getLogger(__name__)
+
+_MARKER = "complete"
+
+
+def pyspark_ivy_jar() -> Path:
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("ivy-*.jar"))
+    if not jars:
+        raise ResolveError("PySpark's bundled Ivy jar (pyspark/jars/ivy-*.jar) was not found")
+    return jars[-1]
+
+
+def parse_coordinate(coordinate: str) -> tuple[str, str, str]:
+    parts = coordinate.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise ResolveError(f"bad Maven coordinate {coordinate!r}: expected group:artifact:version")
+    return parts[0], parts[1], parts[2]
+
+
+def ivy_module(coordinates: list[str]) -> str:
+    """An ivy.xml asking for the runtime closure of ``coordinates``."""
+    deps = "\n".join(
+        f"    <dependency org={quoteattr(g)} name={quoteattr(a)} rev={quoteattr(v)}"
+        ' conf="default->default"/>'
+        for g, a, v in map(parse_coordinate, coordinates)
+    )
+    return (
+        '<ivy-module version="2.0">\n'
+        '  <info organisation="stagebench" module="resolve"/>\n'
+        '  <configurations><conf name="default"/></configurations>\n'
+        f"  <dependencies>\n{deps}\n  </dependencies>\n"
+        "</ivy-module>\n"
+    )
+
+
+def resolve(coordinates: list[str]) -> list[Path]:
+    """Jars of ``coordinates`` with their runtime dependencies, resolved once and cached."""
+    key = hashlib.sha256("\n".join(sorted(coordinates)).encode()).hexdigest()[:16]
+    target = cache_dir() / "jars" / key
+    marker = target / _MARKER
+    if marker.exists():
+        jars = [target / name for name in marker.read_text().split()]
+        if all(jar.exists() for jar in jars):
+            return jars
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "ivy.xml").write_text(ivy_module(coordinates))
+    print(
+        f"Resolving {', '.join(coordinates)} with Ivy (first time only; cached in {target})...",
+        file=sys.stderr,
+        flush=True,
+    )
+    cmd = [
+        java_executable(),
+        "-jar",
+        str(pyspark_ivy_jar()),
+        "-ivy",
+        str(target / "ivy.xml"),
+        "-confs",
+        "default",
+        "-retrieve",
+        str(target / "[artifact]-[revision](-[classifier]).[ext]"),
+    ]
+    log.info("running %s", " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        problems = [
+            line.strip()
+            for line in proc.stdout.splitlines()
+            if "::" in line or "UNRESOLVED" in line
+        ]
+        detail = "; ".join(problems[-5:]) or proc.stderr.strip()[-500:]
+        raise ResolveError(f"Ivy could not resolve {', '.join(coordinates)}: {detail}")
+    jars = sorted(p.name for p in target.glob("*.jar"))
+    if not jars:
+        raise ResolveError(f"Ivy resolved {', '.join(coordinates)} but retrieved no jar")
+    marker.write_text("\n".join(jars) + "\n")
+    return [target / name for name in jars]
+
+
+def classpath(jars: list[Path]) -> str:
+    return ":".join(str(j) for j in jars)

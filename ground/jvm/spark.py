@@ -1,0 +1,88 @@
+"""SparkSessions with the official Kafka connector matching the installed PySpark.
+
+The connector (``spark-sql-kafka-0-10``) is not bundled with PySpark; it is
+resolved through ``spark.jars.packages`` and cached by Spark's Ivy in the
+user's Ivy directory, so only the first session downloads it.
+"""
+
+import functools
+import logging
+import os
+import sys
+from collections.abc import Mapping
+
+import pyspark
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+
+from ground import envvars, paths
+from ground.errors import ResolveError, SparkError
+from ground.jvm import ivy
+from ground.jvm.java import java_executable
+
+log = logging.getLogger(__name__)
+
+
+CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
+CONNECTOR_FALLBACK = "4.2.0"
+"""Connector release used when none matches the installed PySpark.
+
+In November 2026 Maven Central has no spark-sql-kafka-0-10 4.3.0 although
+PySpark 4.3.0 is on PyPI; the 4.2.0 connector reads and writes with PySpark
+4.3.0 (the Spark smoke test proves it on every CI run).
+"""
+
+
+@functools.cache
+def kafka_connector() -> str:
+    """Maven coordinate of the Kafka connector: the PySpark version if published."""
+    if override := os.environ.get(envvars.SPARK_KAFKA_VERSION):
+        return f"{CONNECTOR}:{override}"
+    choice = paths.cache_dir() / f"connector-for-pyspark-{pyspark.__version__}"
+    if choice.exists():
+        return choice.read_text().strip()
+    try:
+        ivy.resolve([f"{CONNECTOR}:{pyspark.__version__}"])
+        coordinate = f"{CONNECTOR}:{pyspark.__version__}"
+    except ResolveError:
+        log.warning(
+            "%s:%s is not published; using %s", CONNECTOR, pyspark.__version__, CONNECTOR_FALLBACK
+        )
+        coordinate = f"{CONNECTOR}:{CONNECTOR_FALLBACK}"
+    choice.parent.mkdir(parents=True, exist_ok=True)
+    choice.write_text(coordinate + "\n")
+    return coordinate
+
+
+def base_conf(master: str) -> dict[str, str]:
+    """Settings every stagebench session has; callers may override any of them."""
+    return {
+        "spark.master": master,
+        "spark.jars.packages": kafka_connector(),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(os.cpu_count() or 2),
+        "spark.driver.memory": "2g",
+    }
+
+
+def build_session(app_name: str, master: str = "local[2]", conf: Mapping[str, str] | None = None):
+    """A SparkSession for ``master`` with the Kafka connector; SparkError if it cannot start."""
+    java_executable()  # a clear message instead of a gateway error when Java is missing
+    # pandas-based operators start Python workers: they must use this interpreter
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in {**base_conf(master), **(conf or {})}.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except (PySparkException, RuntimeError) as err:
+        raise SparkError(
+            f"Spark could not start (master {master}); if this is the first run, the Kafka "
+            f"connector {kafka_connector()} must be downloadable by Ivy: {err}"
+        ) from err
+    spark.sparkContext.setLogLevel("WARN")
+    return spark

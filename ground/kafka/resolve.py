@@ -1,0 +1,41 @@
+"""Which Kafka to use: the one the user names, else the embedded broker.
+
+Order (README, "Which Kafka"): ``--bootstrap`` / ``STAGEBENCH_BOOTSTRAP`` if given,
+else a running embedded broker, else start one. Docker users start
+``docker-compose.yml`` themselves and pass its address.
+"""
+
+import os
+import sys
+
+from ground import envvars
+from ground.errors import BrokerError
+from ground.kafka.broker import EmbeddedBroker, wait_until_reachable
+
+REACH_TIMEOUT_S = 10.0
+
+
+def resolve(explicit: str | None = None) -> str:
+    """A reachable bootstrap address; starts the embedded broker when none is given."""
+    given = explicit or os.environ.get(envvars.BOOTSTRAP)
+    if given:
+        ensure_reachable(given)
+        return given
+    broker = EmbeddedBroker()
+    if state := broker.status():
+        return state.bootstrap
+    print(
+        "No Kafka given (--bootstrap / STAGEBENCH_BOOTSTRAP): starting the embedded broker",
+        file=sys.stderr,
+    )
+    return broker.start().bootstrap
+
+
+def ensure_reachable(bootstrap: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    try:
+        wait_until_reachable(bootstrap, timeout_s)
+    except BrokerError as err:
+        raise BrokerError(
+            f"cannot reach Kafka at {bootstrap} within {timeout_s:.0f} s: is it running, "
+            "and is the address right?"
+        ) from err

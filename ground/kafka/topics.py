@@ -1,0 +1,174 @@
+"""Benchmark topics that obey the one-clock rule (docs/method.md#clock).
+
+Every topic is created with ``message.timestamp.type=LogAppendTime`` and an
+explicit replica assignment whose first replica (the preferred leader) is one
+chosen broker, so all timestamps of a run come from that broker's clock.
+:func:`check_topics` verifies both before a run is measured.
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from ground.errors import BrokerError, TopicError
+
+log = logging.getLogger(__name__)
+
+TIMESTAMP_TYPE = "message.timestamp.type"
+LOG_APPEND_TIME = "LogAppendTime"
+TIMEOUT_S = 15.0
+
+
+def admin_client(bootstrap: str) -> AdminClient:
+    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+
+
+def _metadata(admin: AdminClient, bootstrap: str = "the broker"):
+    try:
+        return admin.list_topics(timeout=TIMEOUT_S)
+    except KafkaException as err:
+        raise BrokerError(f"cannot reach Kafka at {bootstrap}: {err.args[0]}") from err
+
+
+def broker_ids(admin: AdminClient, bootstrap: str) -> list[int]:
+    return sorted(_metadata(admin, bootstrap).brokers)
+
+
+def replica_assignment(
+    brokers: list[int], leader: int, partitions: int, replication: int
+) -> list[list[int]]:
+    """``partitions`` replica lists, each led by ``leader``, followers round-robin."""
+    if leader not in brokers:
+        raise TopicError(f"broker {leader} is not in the cluster (brokers: {brokers})")
+    if not 1 <= replication <= len(brokers):
+        raise TopicError(f"replication {replication} needs 1..{len(brokers)} brokers")
+    followers = [b for b in brokers if b != leader]
+    return [
+        [leader] + [followers[(p + i) % len(followers)] for i in range(replication - 1)]
+        for p in range(partitions)
+    ]
+
+
+def create_topics(
+    bootstrap: str,
+    names: list[str],
+    partitions: int = 1,
+    leader: int | None = None,
+    config: dict[str, str] | None = None,
+    replication: int = 1,
+) -> int:
+    """Create LogAppendTime topics led by ``leader`` (default: lowest broker id).
+
+    Returns the leader broker id. A topic that exists already is an error:
+    every run gets fresh topics.
+    """
+    admin = admin_client(bootstrap)
+    brokers = broker_ids(admin, bootstrap)
+    leader = brokers[0] if leader is None else leader
+    assignment = replica_assignment(brokers, leader, partitions, replication)
+    topic_config = {**(config or {}), TIMESTAMP_TYPE: LOG_APPEND_TIME}
+    futures = admin.create_topics(
+        [
+            NewTopic(name, num_partitions=partitions, replica_assignment=assignment,
+                     config=topic_config)
+            for name in names
+        ],
+        operation_timeout=TIMEOUT_S,
+        request_timeout=TIMEOUT_S,
+    )  # fmt: skip
+    for name, future in futures.items():
+        try:
+            future.result()
+        except KafkaException as err:
+            raise TopicError(f"cannot create topic {name!r}: {err.args[0].str()}") from err
+    _wait_for_leaders(admin, names, partitions)
+    return leader
+
+
+def _wait_for_leaders(admin: AdminClient, names: list[str], partitions: int) -> None:
+    """Topic creation returns before every partition has a leader; wait for them."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        metadata = _metadata(admin)
+        ready = all(
+            name in metadata.topics
+            and len(metadata.topics[name].partitions) == partitions
+            and all(p.leader >= 0 for p in metadata.topics[name].partitions.values())
+            for name in names
+        )
+        if ready:
+            return
+        time.sleep(0.1)
+    raise TopicError(f"topics {names} have no leader after {TIMEOUT_S:.0f} s")
+
+
+@dataclass
+class TopicReport:
+    """What :func:`check_topics` found; ``problems`` empty means measurable."""
+
+    timestamp_types: dict[str, str] = field(default_factory=dict)
+    leaders: dict[str, list[int]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def leader(self) -> int | None:
+        found = {b for leaders in self.leaders.values() for b in leaders}
+        return found.pop() if len(found) == 1 else None
+
+
+def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) -> TopicReport:
+    """Timestamp type and partition leaders of ``names``, with every rule violation."""
+    admin = admin_client(bootstrap)
+    broker_ids(admin, bootstrap)  # a clear error when Kafka is unreachable
+    report = TopicReport()
+    metadata = _metadata(admin)
+    present = [n for n in names if n in metadata.topics and not metadata.topics[n].error]
+    report.problems += [f"topic {n!r} does not exist" for n in names if n not in present]
+    if not present:
+        return report
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, n) for n in present]
+    for resource, future in admin.describe_configs(resources, request_timeout=TIMEOUT_S).items():
+        try:
+            entry = future.result().get(TIMESTAMP_TYPE)
+        except KafkaException as err:
+            raise TopicError(f"cannot read the config of {resource.name!r}: {err}") from err
+        ts_type = entry.value if entry is not None else "unknown"
+        report.timestamp_types[resource.name] = ts_type
+        if ts_type != LOG_APPEND_TIME:
+            report.problems.append(
+                f"topic {resource.name!r} uses {TIMESTAMP_TYPE}={ts_type}; latencies need "
+                f"{LOG_APPEND_TIME} (one broker clock, docs/method.md#clock)"
+            )
+    for name in present:
+        partitions = metadata.topics[name].partitions
+        report.leaders[name] = [partitions[p].leader for p in sorted(partitions)]
+    all_leaders = sorted({b for leaders in report.leaders.values() for b in leaders})
+    if len(all_leaders) > 1:
+        detail = ", ".join(f"{n}: {ls}" for n, ls in report.leaders.items())
+        report.problems.append(
+            f"partitions are led by brokers {all_leaders}; every partition must have the "
+            f"same leader so all timestamps come from one clock ({detail})"
+        )
+    elif leader is not None and all_leaders and all_leaders != [leader]:
+        report.problems.append(f"partitions are led by broker {all_leaders[0]}, not {leader}")
+    return report
+
+
+def check_topics(bootstrap: str, names: list[str], leader: int | None = None) -> TopicReport:
+    """The report of :func:`inspect_topics`; TopicError listing every problem."""
+    report = inspect_topics(bootstrap, names, leader)
+    if report.problems:
+        raise TopicError("refusing to measure: " + "; ".join(report.problems))
+    return report
+
+
+def delete_topics(bootstrap: str, names: list[str]) -> None:
+    admin = admin_client(bootstrap)
+    for name, future in admin.delete_topics(names, operation_timeout=TIMEOUT_S).items():
+        try:
+            future.result()
+        except KafkaException as err:
+            log.warning("cannot delete topic %s: %s", name, err)

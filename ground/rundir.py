@@ -1,0 +1,48 @@
+"""Every file of a run directory and of a suite directory, named once.
+
+A run directory ``results/<UTC time>-<stage>-<run id>/`` is written by three
+hands: the bench (configuration, status, resources, the publisher's summary),
+the Spark job (its configuration, progress and readiness) and the evaluator
+(summary, latencies, report). Each file is written once and never overwritten.
+"""
+
+from typing import Final
+
+# written by the bench before and while the run executes
+CONFIG: Final = "config.json"
+"""The effective configuration of every concern, with each value's source."""
+STATUS: Final = "status.json"
+"""``complete``, ``failed`` (with the error) or ``interrupted``, and the run's time marks."""
+PUBLISHER: Final = "publisher.json"
+"""What the publisher sent: per topic and second, send lag, delivery errors."""
+RESOURCES: Final = "resources.csv"
+"""CPU, memory and JVM heap of every process of the run, and of the machine, per second."""
+RESOURCES_PLOT: Final = "resources.png"
+RUN: Final = "run.json"
+"""What the evaluator needs to know about the run (topics, stage, period marks)."""
+CHECKPOINT: Final = "checkpoint"
+"""Spark's checkpoint directory (unless the run names another root)."""
+
+# the Spark job's
+PIPELINE: Final = "pipeline.json"
+"""The pipeline's configuration: the bench writes it, the Spark job reads it."""
+PIPELINE_LOG: Final = "pipeline.log"
+READY: Final = "pipeline.ready"
+"""Created by the job once its query runs and its source is initialised."""
+PROGRESS: Final = "engine_progress.jsonl"
+"""Spark's StreamingQueryListener events, one JSON object a line."""
+
+# the evaluator's
+SUMMARY: Final = "summary.json"
+LATENCIES: Final = "latencies.parquet"
+TIMESERIES: Final = "timeseries.csv"
+REPORT: Final = "report.md"
+TIMESERIES_PLOT: Final = "timeseries.png"
+LATENCY_HIST: Final = "latency_hist.png"
+LATENCY_CDF: Final = "latency_cdf.png"
+
+# a suite directory (results/<UTC time>-suite-<id>/)
+COMPARISON: Final = "comparison.json"
+COMPARISON_MD: Final = "comparison.md"
+COMPARE_INCREMENTS: Final = "compare_increments.png"
+COMPARE_DISTRIBUTIONS: Final = "compare_distributions.png"

@@ -1,0 +1,2 @@
+"""The handlers of ``stagebench`` commands, one module each; their options are in
+:mod:`stagebench.cli`."""

@@ -1,0 +1,84 @@
+"""``stagebench evaluate``: evaluate a run directory, or any output/input topics."""
+
+import argparse
+import json
+import logging
+import uuid
+from pathlib import Path
+
+from evaluator.config import EvaluatorConfig
+from evaluator.evaluation import evaluate
+from evaluator.run_info import RunInfo, load_run
+from ground import rundir
+from ground.config import from_mapping
+from ground.errors import EvaluationError
+from ground.kafka.resolve import resolve
+
+log = logging.getLogger(__name__)
+
+
+def run(args: argparse.Namespace) -> int:
+    info = _run_info(args)
+    out_dir = args.out or args.run_dir
+    if out_dir is None:
+        raise EvaluationError("no output directory: give RUN_DIR or --out")
+    config = from_mapping(
+        EvaluatorConfig,
+        {
+            "warmup_s": args.warmup_s,
+            "end_cut_s": args.end_cut_s,
+            "engine": args.engine,
+            "log_scale": args.log_scale,
+            "sliding_window_s": args.sliding_window_s,
+            "plots": not args.no_plots,
+        },
+        "evaluator",
+    )
+    bootstrap = resolve(args.bootstrap)
+
+    summary = evaluate(bootstrap, info, config, Path(out_dir), overwrite=args.force)
+    lat, rec = summary["latency_ms"], summary["records"]
+    print(
+        json.dumps(
+            {
+                "out": str(out_dir),
+                "stage": info.stage,
+                "p50_ms": lat["p50"],
+                "p99_ms": lat["p99"],
+                "outputs": rec["outputs"],
+                "expected": rec["expected"],
+                "missing": rec["missing"],
+                "duplicates": rec["duplicates"],
+                "negative": rec["negative"],
+            }
+        )
+    )
+    for warning in summary["warnings"]:
+        print(f"WARNING: {warning}")
+    return 0
+
+
+def _run_info(args: argparse.Namespace) -> RunInfo:
+    overrides = {
+        "output_topic": args.output_topic,
+        "stage": args.stage,
+        "impl": args.impl,
+        "input_topics": (
+            tuple(t for t in args.input_topics.split(",") if t)
+            if args.input_topics is not None
+            else None
+        ),
+    }
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if args.run_dir is not None and (args.run_dir / rundir.RUN).exists():
+        base = load_run(args.run_dir)
+        values = {**base.__dict__, **overrides}
+        return RunInfo(**values)
+    if args.run_dir is not None and not overrides:
+        load_run(args.run_dir)  # raises the "not a run directory" error
+    missing = [k for k in ("output_topic", "stage") if k not in overrides]
+    if missing:
+        raise EvaluationError(
+            "no run.json: give --" + " and --".join(m.replace("_", "-") for m in missing)
+        )
+    return RunInfo(id=f"adhoc-{uuid.uuid4().hex[:8]}", **overrides)

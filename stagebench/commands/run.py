@@ -1,0 +1,16 @@
+"""``stagebench run``: one complete benchmark run of one stage."""
+
+from ground.config import from_mapping
+from stagebench.cli import run_overrides
+from stagebench.runner import execute
+from stagebench.settings import RunConfig, load
+from stagebench.summary_table import format_runs
+
+
+def run(args) -> int:
+    settings = load(args.config, run_overrides(args, stage=args.stage))
+    config = from_mapping(RunConfig, settings.section("run"), "run")
+    result = execute(config, settings)
+    print(format_runs([result.summary]))
+    print(f"\nresults: {result.run_dir}")
+    return 0 if not result.summary["records"]["missing"] else 1

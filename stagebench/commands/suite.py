@@ -1,0 +1,37 @@
+"""``stagebench suite``: the stage ladder with identical settings, and the increments."""
+
+import sys
+from dataclasses import replace
+
+from evaluator.compare import format_table
+from ground.config import from_mapping
+from ground.errors import ConfigError
+from ground.stages import STAGES, stage
+from stagebench.cli import run_overrides
+from stagebench.console import Console
+from stagebench.settings import RunConfig, load
+from stagebench.suite import run_suite
+
+
+def run(args) -> int:
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown or not stages:
+        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(STAGES)})")
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    settings = load(args.config, run_overrides(args))
+    base = from_mapping(RunConfig, settings.section("run"), "run")
+    if base.impl == "custom":
+        # custom variants exist only for the windows; earlier stages run Spark's own operators
+        stages_impl = [(s, "custom" if stage(s).custom else "builtin") for s in stages]
+    else:
+        stages_impl = [(s, base.impl) for s in stages]
+    suite_dir, rows, incomplete = run_suite(
+        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console()
+    )
+    print(format_table(rows))
+    print(f"\nsuite results: {suite_dir}")
+    for run_dir in incomplete:
+        print(f"WARNING: {run_dir} has missing outputs (see its summary.json)", file=sys.stderr)
+    return 1 if incomplete else 0

@@ -1,0 +1,137 @@
+"""The Spark job's process: its configuration hand-off, start, readiness, health, drain, stop.
+
+The bench writes the job's :class:`PipelineConfig` to ``pipeline.json`` in the
+run directory and starts ``python -m pipelines.job --config …`` in its own
+process group (so Ctrl-C reaches the runner, which stops the job in order).
+The job's standard input is a pipe from the runner: when the runner dies, even
+by SIGKILL, the pipe closes and the job stops itself (``--parent-watch``).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ground import rundir
+from ground.config import as_dict
+from ground.errors import ConfigError, SparkError
+from pipelines.config import PipelineConfig
+
+POLL_S = 0.5
+REAL_TIME_DRAIN_S = 5.0
+"""Real-time mode reports progress only at its checkpoint interval; its latency is
+milliseconds, so a short pause lets the last records through."""
+
+
+def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
+    """Write ``run_dir/pipeline.json``, the job's configuration; refuses to overwrite one."""
+    path = run_dir / rundir.PIPELINE
+    if path.exists():
+        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    doc = {"pipeline": as_dict(config), "spark_conf": config.spark_conf_effective()}
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
+class Engine:
+    """The Spark job of one run, as a child process."""
+
+    def __init__(self, run_dir: Path, config: PipelineConfig):
+        self.dir, self.config = run_dir, config
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def start(self, ready_timeout_s: float, health: Callable[[], None], update) -> None:
+        """Start the job and wait until its query runs; ``health()`` raises to give up."""
+        config_file = write_pipeline_config(self.dir, self.config)
+        cmd = [sys.executable, "-m", "pipelines.job", "--config", str(config_file),
+               "--run-dir", str(self.dir), "--parent-watch"]  # fmt: skip
+        with open(self.dir / rundir.PIPELINE_LOG, "ab") as out:
+            self.proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                start_new_session=True,  # Ctrl-C reaches the runner; it stops the job in order
+            )  # fmt: skip
+        ready = self.dir / rundir.READY
+        began = time.monotonic()
+        while not ready.exists():
+            self.check()
+            health()
+            waited = time.monotonic() - began
+            if waited > ready_timeout_s:
+                raise SparkError(
+                    f"the Spark job was not running after {ready_timeout_s:g} s; "
+                    f"see {self.dir / rundir.PIPELINE_LOG}"
+                )
+            update(waited, "")
+            time.sleep(POLL_S)
+
+    def check(self) -> None:
+        """SparkError when the job has exited."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise SparkError(
+                f"the Spark job exited with code {self.proc.returncode}: "
+                f"{_last_error(self.dir / rundir.PIPELINE_LOG)}"
+            )
+
+    def drain(self, timeout_s: float, health: Callable[[], None]) -> bool:
+        """Wait until the job has processed everything: two empty batches in a row."""
+        if self.config.trigger == "real-time":
+            time.sleep(REAL_TIME_DRAIN_S)
+            return True
+        since_ms = int(time.time() * 1000)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.check()
+            health()
+            if drained(self.dir / rundir.PROGRESS, since_ms):
+                return True
+            time.sleep(POLL_S)
+        return False
+
+    def stop(self, timeout_s: float) -> None:
+        """SIGTERM, then SIGKILL to the job's whole process group after ``timeout_s``."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def drained(progress: Path, since_ms: int) -> bool:
+    """Two progress events after ``since_ms`` in a row with no input rows, or an idle event."""
+    if not progress.exists():
+        return False
+    empty = 0
+    for line in progress.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("time_ms", 0) < since_ms:
+            continue
+        if event.get("event") == "idle":
+            return True
+        if event.get("event") == "progress":
+            empty = empty + 1 if event.get("numInputRows", 0) == 0 else 0
+            if empty >= 2:
+                return True
+    return False
+
+
+def _last_error(log_file: Path) -> str:
+    if not log_file.exists():
+        return "no log"
+    lines = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()]
+    errors = [ln for ln in lines if ln.startswith("ERROR")]
+    return (errors or lines or ["no output"])[-1][:500] + f" (log: {log_file})"

@@ -1,0 +1,306 @@
+"""The evaluator against a real broker: known records in, exact latencies out."""
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from evaluator.config import EvaluatorConfig
+from evaluator.evaluation import evaluate
+from evaluator.run_info import RunInfo, save_run
+from ground import contract as s
+from ground.errors import EvaluationError, TopicError
+from ground.kafka.topics import create_topics
+
+pytestmark = pytest.mark.integration
+
+LOCATIONS = ("LOC_A", "LOC_B")
+NUM_LANES = 2
+SECONDS = 6
+BASE_TS = 1_763_867_400_000
+
+
+def _input(loc: str, lane: int, second: int, kind: str) -> dict:
+    return {
+        s.LOCATION_ID: loc,
+        s.LANE: lane,
+        s.OBSERVATION_TS: BASE_TS + second * 1000,
+        kind: 80.5 if kind == s.SPEED else 12.0,
+        s.LATITUDE: 52.1,
+        s.LONGITUDE: 5.1,
+        s.NUM_LANES: NUM_LANES,
+        s.ACCURACY: 95.0,
+        s.SEQ: second,
+        s.SCHEDULED_TS: BASE_TS + second * 1000 + 7,
+    }
+
+
+def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for value in values:
+        producer.produce(topic, value)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def _read_back(bootstrap: str, topic: str, count: int) -> list[tuple[int, int, int, bytes]]:
+    """(partition, offset, broker timestamp, value) of every record, bounded wait."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    records, deadline = [], time.monotonic() + 30
+    while len(records) < count and time.monotonic() < deadline:
+        for m in consumer.consume(100, timeout=0.5):
+            assert m.error() is None
+            records.append((m.partition(), m.offset(), m.timestamp()[1], m.value()))
+    consumer.close()
+    assert len(records) == count
+    return records
+
+
+@pytest.fixture
+def join_run(kafka_bootstrap, unique):
+    """Inputs with one lane-second lacking its flow twin and two malformed values;
+    join outputs for every pair except one, one pair written twice."""
+    speed, flow, out = f"speed-{unique}", f"flow-{unique}", f"out-{unique}"
+    create_topics(kafka_bootstrap, [speed, flow, out])
+    keys = [(loc, lane, sec) for sec in range(SECONDS) for loc in LOCATIONS for lane in range(1, 3)]
+    no_flow = keys[5]
+    no_accuracy = {k: v for k, v in _input("LOC_Z", 1, 0, s.SPEED).items() if k != s.ACCURACY}
+    speed_values = [json.dumps(_input(*k, s.SPEED)).encode() for k in keys]
+    _produce(kafka_bootstrap, speed, [*speed_values, json.dumps(no_accuracy).encode()])
+    _produce(
+        kafka_bootstrap,
+        flow,
+        [json.dumps(_input(*k, s.FLOW)).encode() for k in keys if k != no_flow] + [b"{not json"],
+    )
+    speed_recs = _read_back(kafka_bootstrap, speed, len(keys) + 1)
+    flow_recs = _read_back(kafka_bootstrap, flow, len(keys))
+    ts = {}
+    for kind, recs in ((s.SPEED, speed_recs), (s.FLOW, flow_recs)):
+        for _, _, stamp, value in recs:
+            try:
+                v = json.loads(value)
+            except ValueError:
+                continue
+            ts[(kind, v[s.LOCATION_ID], v[s.LANE], v[s.OBSERVATION_TS])] = stamp
+    pairs = []
+    for loc, lane, sec in keys:
+        obs = BASE_TS + sec * 1000
+        if (s.FLOW, loc, lane, obs) in ts:
+            a, b = ts[(s.SPEED, loc, lane, obs)], ts[(s.FLOW, loc, lane, obs)]
+            key = {s.LOCATION_ID: loc, s.LANE: lane, s.OBSERVATION_TS: obs}
+            pairs.append({**key, s.INPUT_TS_LATEST: max(a, b), s.INPUT_TS_EARLIEST: min(a, b)})
+    written = pairs[:7] + pairs[8:] + [pairs[3]]  # pairs[7] missing, pairs[3] twice
+    values = [
+        json.dumps({s.RUN_ID: unique, **p, s.INPUT_COUNT: 2, s.SPEED: 80.5, s.FLOW: 12.0}).encode()
+        for p in written
+    ]
+    _produce(kafka_bootstrap, out, values)
+    out_recs = _read_back(kafka_bootstrap, out, len(values))
+    run = RunInfo(id=unique, stage="join", output_topic=out, input_topics=(speed, flow),
+                  bootstrap=kafka_bootstrap, metadata={"versions": {"kafka": "test"}},
+                  config={"pipeline": {"stage": "join"}})  # fmt: skip
+    return run, written, out_recs, len(pairs)
+
+
+def test_join_latencies_exact_record_by_record(kafka_bootstrap, join_run, tmp_path):
+    run, written, out_recs, n_pairs = join_run
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+
+    got = pd.read_parquet(tmp_path / "latencies.parquet").sort_values("offset")
+    stamps = [r[2] for r in out_recs]
+    want = [t - p[s.INPUT_TS_LATEST] for p, t in zip(written, stamps, strict=True)]
+    want_e = [t - p[s.INPUT_TS_EARLIEST] for p, t in zip(written, stamps, strict=True)]
+    assert got["latency_ms"].tolist() == want
+    assert got["latency_earliest_ms"].tolist() == want_e
+    assert got["timestamp"].tolist() == stamps
+
+    rec = summary["records"]
+    assert rec["outputs"] == len(written)
+    assert rec["expected"] == n_pairs
+    assert rec["missing"] == 1
+    assert rec["duplicates"] == 1
+    assert rec["unexpected"] == 0
+    assert rec["input_ts_mismatch"] == 0
+    assert rec["negative"] == 0
+    assert rec["malformed_inputs"] == 2  # not JSON (flow), no accuracy (speed)
+    assert summary["latency_ms"]["count"] == len(written)
+    assert summary["latency_ms"]["max"] == max(want)
+    assert summary["versions"]["kafka"] == "test"
+    assert summary["config"]["pipeline"] == {"stage": "join"}
+    assert summary["run"]["input_topics"] == list(run.input_topics)
+    for name in (
+        "summary.json",
+        "timeseries.csv",
+        "report.md",
+        "latency_cdf.png",
+        "timeseries.png",
+    ):
+        assert (tmp_path / name).stat().st_size > 0
+    with pytest.raises(EvaluationError, match="never overwritten"):
+        evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+
+
+@pytest.fixture
+def ingest_run(kafka_bootstrap, unique):
+    """Ingest outputs embedding their input (one malformed); the first one missing."""
+    speed, out = f"ingest-speed-{unique}", f"ingest-out-{unique}"
+    create_topics(kafka_bootstrap, [speed, out])
+    values = [json.dumps(_input("L", 1, sec, s.SPEED)).encode() for sec in range(4)]
+    values.insert(2, b'{"location_id": "L", broken')
+    _produce(kafka_bootstrap, speed, values)
+    inputs = _read_back(kafka_bootstrap, speed, len(values))
+    outputs = []
+    for partition, offset, stamp, value in inputs:
+        head = {s.RUN_ID: unique, s.INPUT_TS_LATEST: stamp, s.INPUT_TS_EARLIEST: stamp,
+                s.INPUT_COUNT: 1, s.SOURCE_TOPIC: speed, s.SOURCE_PARTITION: partition,
+                s.SOURCE_OFFSET: offset}  # fmt: skip
+        outputs.append(json.dumps(head)[:-1].encode() + b', "record": ' + value + b"}")
+    _produce(kafka_bootstrap, out, outputs[1:])
+    out_recs = _read_back(kafka_bootstrap, out, len(outputs) - 1)
+    run = RunInfo(id=unique, stage="ingest", output_topic=out, input_topics=(speed,))
+    return run, inputs, out_recs
+
+
+def test_ingest_outputs_embedding_malformed_inputs_are_measured(
+    kafka_bootstrap, ingest_run, tmp_path
+):
+    run, inputs, out_recs = ingest_run
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0, plots=False), tmp_path)
+    rec = summary["records"]
+    assert (rec["outputs"], rec["expected"], rec["missing"]) == (4, 5, 1)
+    assert rec["malformed_outputs"] == 0 and rec["unexpected"] == 0
+    got = pd.read_parquet(tmp_path / "latencies.parquet").sort_values("offset")
+    want = [o[2] - i[2] for o, i in zip(out_recs, inputs[1:], strict=True)]
+    assert got["latency_ms"].tolist() == want
+
+
+@pytest.fixture
+def create_time_run(kafka_bootstrap, unique):
+    """A parse run whose output topic is CreateTime, with one record."""
+    topic = f"ct-{unique}"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    config = {"message.timestamp.type": "CreateTime"}
+    admin.create_topics([NewTopic(topic, 1, 1, config=config)])[topic].result(30)
+    value = {s.INPUT_TS_LATEST: 1, s.INPUT_TS_EARLIEST: 1, s.INPUT_COUNT: 1, s.SOURCE_TOPIC: "x",
+             s.SOURCE_PARTITION: 0, s.SOURCE_OFFSET: 0}  # fmt: skip
+    _produce(kafka_bootstrap, topic, [json.dumps(value).encode()])
+    return RunInfo(id=unique, stage="parse", output_topic=topic)
+
+
+def test_refuses_create_time_topic_before_reading(kafka_bootstrap, create_time_run, tmp_path):
+    with pytest.raises(TopicError, match="CreateTime"):
+        evaluate(kafka_bootstrap, create_time_run, EvaluatorConfig(), tmp_path)
+
+
+@pytest.mark.parametrize("engine", ["pandas", pytest.param("spark", marks=pytest.mark.spark)])
+def test_engines_refuse_records_not_stamped_by_the_broker(kafka_bootstrap, create_time_run, engine):
+    # behind the topic check: a topic switched to CreateTime after the check
+    if engine == "spark":
+        from evaluator.spark_engine import evaluate_frames
+    else:
+        from evaluator.evaluation import evaluate_pandas as evaluate_frames
+    config = EvaluatorConfig(engine=engine)
+    with pytest.raises(EvaluationError, match="1 of 1 records are not stamped with LogAppendTime"):
+        evaluate_frames(kafka_bootstrap, create_time_run, config)
+
+
+def test_cli_evaluates_run_dir_and_compares(kafka_bootstrap, join_run, tmp_path):
+    run, written, _, _ = join_run
+    run_dir = tmp_path / "run"
+    save_run(run, run_dir)
+    cmd = [sys.executable, "-m", "stagebench", "evaluate", str(run_dir),
+           "--bootstrap", kafka_bootstrap, "--warmup-s", "0", "--no-plots"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line = json.loads(done.stdout.splitlines()[0])
+    assert line["outputs"] == len(written) and line["missing"] == 1
+    assert (run_dir / "summary.json").exists()
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode != 0 and again.stderr.startswith("ERROR:")
+
+    compare = subprocess.run(
+        [sys.executable, "-m", "stagebench", "compare", str(run_dir)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert compare.returncode == 0, compare.stderr
+    assert "join" in compare.stdout and "difference of percentiles" in compare.stdout
+
+
+def _same_by_both_engines(bootstrap: str, run: RunInfo, out: Path) -> dict:
+    by_pandas = evaluate(bootstrap, run, EvaluatorConfig(warmup_s=0, plots=False), out / "p")
+    by_spark = evaluate(
+        bootstrap, run, EvaluatorConfig(warmup_s=0, plots=False, engine="spark"), out / "s"
+    )
+    for key in ("latency_ms", "latency_earliest_ms", "records", "throughput", "period"):
+        assert by_spark[key] == by_pandas[key], key
+    assert by_spark["evaluation"]["engine"] == "spark"
+    ts_p = pd.read_csv(out / "p" / "timeseries.csv")
+    ts_s = pd.read_csv(out / "s" / "timeseries.csv")
+    pd.testing.assert_frame_equal(ts_p, ts_s, check_dtype=False)
+    lat_p = pd.read_parquet(out / "p" / "latencies.parquet").sort_values("offset")
+    lat_s = pd.read_parquet(out / "s" / "latencies.parquet").sort_values("offset")
+    assert lat_s["latency_ms"].tolist() == lat_p["latency_ms"].tolist()
+    return by_pandas
+
+
+@pytest.mark.spark
+def test_spark_engine_gives_identical_numbers(
+    kafka_bootstrap, join_run, ingest_run, spark, tmp_path
+):
+    joined = _same_by_both_engines(kafka_bootstrap, join_run[0], tmp_path / "join")
+    rec = joined["records"]
+    assert (rec["expected"], rec["missing"], rec["duplicates"], rec["malformed_inputs"]) == (
+        join_run[3],
+        1,
+        1,
+        2,
+    )
+    ingested = _same_by_both_engines(kafka_bootstrap, ingest_run[0], tmp_path / "ingest")
+    assert (ingested["records"]["outputs"], ingested["records"]["missing"]) == (4, 1)
+
+
+@pytest.mark.spark
+def test_engines_agree_on_malformed_outputs(kafka_bootstrap, unique, spark, tmp_path):
+    out = f"bad-out-{unique}"
+    create_topics(kafka_bootstrap, [out])
+    good = {s.RUN_ID: unique, s.LOCATION_ID: "L", s.LANE: 1, s.OBSERVATION_TS: BASE_TS,
+            s.INPUT_TS_LATEST: BASE_TS, s.INPUT_TS_EARLIEST: BASE_TS - 5}  # fmt: skip
+    values = [{**good, s.LANE: lane, s.INPUT_TS_LATEST: BASE_TS + lane} for lane in range(1, 5)]
+    bad = [
+        {**good, s.LANE: "1"},  # identity of the wrong type
+        {k: v for k, v in good.items() if k != s.LOCATION_ID},  # identity missing
+        {**good, s.LOCATION_ID: 7},  # a number where a string belongs
+        {**good, s.INPUT_TS_EARLIEST: 1.5},  # a float where an integer belongs
+    ]
+    encoded = [json.dumps(v).encode() for v in values + bad] + [b'{"lane": 1, oops']
+    _produce(kafka_bootstrap, out, encoded)
+    run = RunInfo(id=unique, stage="join", output_topic=out)
+    summary = _same_by_both_engines(kafka_bootstrap, run, tmp_path)
+    assert summary["records"]["malformed_outputs"] == len(bad) + 1
+    assert summary["records"]["outputs"] == len(values)
+
+
+def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):
+    """The last offset is a transaction marker, not a record: reading still ends."""
+    from evaluator.reader import TIMESTAMP, read_topic
+
+    topic = f"tx-{unique}"
+    create_topics(kafka_bootstrap, [topic])
+    producer = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": unique})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, json.dumps({s.INPUT_TS_LATEST: i}).encode())
+    producer.commit_transaction(30)
+    # without the end detection this waits idle_timeout_s and raises EvaluationError
+    frame = read_topic(kafka_bootstrap, topic, None, idle_timeout_s=20)
+    assert len(frame) == 3 and frame[TIMESTAMP].gt(0).all()

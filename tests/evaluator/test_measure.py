@@ -1,0 +1,194 @@
+"""The whole evaluation on hand-made frames: warm-up trim, negative latencies, report files."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluator import report
+from evaluator.config import EvaluatorConfig
+from evaluator.evaluation import build_summary, measure
+from evaluator.latency import measured_period
+from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.run_info import RunInfo, load_run, save_run
+from ground import contract as s
+from ground.errors import ConfigError, EvaluationError
+
+RUN = RunInfo(id="r1", stage="parse", output_topic="out", input_topics=("speed",))
+
+
+def _inputs(ts: list[int]) -> pd.DataFrame:
+    n = len(ts)
+    return pd.DataFrame(
+        {
+            TOPIC: pd.Categorical(["speed"] * n), PARTITION: np.zeros(n, np.int32),
+            OFFSET: np.arange(n), TIMESTAMP: ts, TIMESTAMP_TYPE: 2, MALFORMED: False,
+            s.LOCATION_ID: pd.Categorical(["A"] * n), s.LANE: 1, s.OBSERVATION_TS: 0,
+            s.SPEED: 1.0, s.FLOW: None, s.LATITUDE: 1.0, s.LONGITUDE: 1.0, s.NUM_LANES: 1,
+            s.ACCURACY: 1.0, s.SEQ: 0, s.SCHEDULED_TS: 0,
+        }
+    )  # fmt: skip
+
+
+def _outputs(inputs: pd.DataFrame, latencies: list[int]) -> pd.DataFrame:
+    ts = inputs[TIMESTAMP].to_numpy()
+    n = len(latencies)
+    return pd.DataFrame(
+        {
+            PARTITION: 0, OFFSET: np.arange(n), TIMESTAMP: ts[:n] + latencies,
+            TIMESTAMP_TYPE: 2, MALFORMED: False, s.INPUT_TS_LATEST: ts[:n],
+            s.INPUT_TS_EARLIEST: ts[:n], s.INPUT_COUNT: 1,
+            s.SOURCE_TOPIC: pd.Categorical(["speed"] * n), s.SOURCE_PARTITION: 0,
+            s.SOURCE_OFFSET: np.arange(n),
+        }
+    )  # fmt: skip
+
+
+def test_period_default_warmup_is_ten_percent():
+    p = measured_period(0, 100_000, EvaluatorConfig())
+    assert (p.lo, p.hi) == (10_000, 100_000)
+    p = measured_period(0, 100_000, EvaluatorConfig(warmup_s=0, end_cut_s=5))
+    assert (p.lo, p.hi) == (0, 95_000)
+    p = measured_period(0, 100_000, EvaluatorConfig(warmup_s=2), run_start=50_000)
+    assert (p.lo, p.hi) == (52_000, 100_000)
+
+
+def test_config_rejects_bad_values():
+    with pytest.raises(ConfigError):
+        EvaluatorConfig(warmup_s=-1)
+    with pytest.raises(ConfigError):
+        EvaluatorConfig(engine="flink")
+
+
+def test_warmup_trims_outputs_and_expected_alike():
+    inputs = _inputs([1000 * i for i in range(11)])  # run 0..10 s
+    outputs = _outputs(inputs, [500] + [10 * i for i in range(1, 11)])
+    result = measure(RUN, EvaluatorConfig(warmup_s=2), outputs, inputs)
+    rec = result["records"]
+    assert rec["outputs"] == 9 and rec["expected"] == 9  # inputs at 2..10 s
+    assert rec["outside_window"] == 2 and rec["missing"] == 0
+    assert result["latency_ms"]["min"] == 20 and result["latency_ms"]["max"] == 100
+    assert result["latency_ms"]["p50"] == 60
+    default = measure(RUN, EvaluatorConfig(), outputs, inputs)
+    assert default["records"]["outputs"] == 10  # 10 % of 10 s: the first second
+
+
+def test_negative_latencies_are_counted_not_clamped():
+    inputs = _inputs([0, 1000, 2000, 3000])
+    outputs = _outputs(inputs, [5, -3, 7, -1])
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    assert result["records"]["negative"] == 2
+    assert result["latency_ms"]["min"] == -3
+    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    assert any("negative" in w for w in summary["warnings"])
+
+
+def test_malformed_outputs_are_counted_and_excluded():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, 6, 7])
+    outputs.loc[1, MALFORMED] = True
+    outputs.loc[1, [s.INPUT_TS_LATEST, s.SOURCE_OFFSET]] = np.nan
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    assert result["records"]["malformed_outputs"] == 1
+    assert result["records"]["missing"] == 1
+    assert result["latency_ms"]["count"] == 2
+
+
+def test_outputs_missing_an_identity_field_are_malformed():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, 6, 7])
+    outputs[s.SOURCE_OFFSET] = pd.array([0, None, 2], "Int64")
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    assert result["records"]["malformed_outputs"] == 1
+    assert result["latency_ms"]["count"] == 2
+
+
+def test_output_throughput_counts_outputs_by_their_own_broker_time():
+    inputs = _inputs([1000 * i for i in range(10)])  # period 0..9 s
+    # the last four outputs are appended after the period (9.5 s .. 12.5 s)
+    outputs = _outputs(inputs, [100] * 6 + [3500] * 4)
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    thr = result["throughput"]
+    assert result["records"]["outputs"] == 10  # latencies: by input_ts_latest
+    assert thr["seconds"] == 9.0
+    assert thr["output_mps"] == pytest.approx(6 / 9)
+    assert thr["input_mps"] == pytest.approx(10 / 9)
+    assert thr["first_output_delay_ms"] == 100
+    # broker seconds 9.5, 10.5, 11.5, 12.5 and 0.1 .. 5.1: one output per second
+    assert thr["peak_output_mps"] == 1
+
+
+def test_peak_output_and_first_output_delay_of_a_burst():
+    inputs = _inputs([0] * 5 + [1000 * i for i in range(1, 6)])
+    # a backlog: the job starts late and emits five outputs within one broker second
+    outputs = _outputs(inputs, [4000, 4100, 4200, 4300, 4400, 100, 100, 100, 100, 100])
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    thr = result["throughput"]
+    # first output: the one of the input at 1 s, appended at 1.1 s; first input at 0 s
+    assert thr["first_output_delay_ms"] == 1100
+    assert thr["peak_output_mps"] == 5 + 1  # 4.0..4.4 s and the input at 4 s + 100 ms
+    assert thr["peak_output_mps"] == result["timeseries"]["output_count"].max()
+
+
+def test_run_warnings_are_reported_with_the_evaluators():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, -6, 7])
+    run = RunInfo(
+        id="r1", stage="parse", output_topic="out", input_topics=("speed",),
+        metadata={"warnings": ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]},
+    )  # fmt: skip
+    result = measure(run, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    warnings = build_summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["warnings"]
+    assert warnings[:2] == ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]
+    assert any("negative" in w for w in warnings)
+    assert build_summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
+        "latencies: timestamps from different clocks or a pipeline carrying wrong input "
+        "timestamps; do not trust these numbers"]  # fmt: skip
+
+
+def test_leaders_changed_during_the_run_is_refused():
+    from evaluator.evaluation import check_clock
+
+    run = RunInfo(
+        id="r1", stage="parse", output_topic="out",
+        metadata={"leaders": {"before": {"out": [1]}, "after": {"out": [2]}}},
+    )  # fmt: skip
+    with pytest.raises(EvaluationError, match="partition leaders changed during the run"):
+        check_clock("127.0.0.1:1", run)
+
+
+def test_nothing_to_evaluate_is_an_error():
+    empty = _outputs(_inputs([0]), [])
+    with pytest.raises(EvaluationError, match="nothing to evaluate"):
+        measure(RunInfo(id="x", stage="parse", output_topic="o"), EvaluatorConfig(), empty, None)
+
+
+def test_report_files_and_summary_keys(tmp_path):
+    inputs = _inputs([1000 * i for i in range(20)])
+    outputs = _outputs(inputs, list(range(1, 21)))
+    config = EvaluatorConfig(warmup_s=0, log_scale=True)
+    result = measure(RUN, config, outputs, inputs)
+    summary = build_summary(RUN, config, "b:1", result)
+    report.write(tmp_path, summary, result, config)
+    data = json.loads((tmp_path / "summary.json").read_text())
+    for key in ("run", "versions", "config", "schema_version", "latency_ms", "records"):
+        assert key in data
+    assert data["latency_ms"]["p99_99"] == pytest.approx(np.percentile(range(1, 21), 99.99))
+    assert set(data["run"]) >= {"id", "stage", "impl", "workload", "rate", "duration_s",
+                                "bootstrap", "input_topics", "output_topic"}  # fmt: skip
+    assert data["throughput"]["input_mps"] == pytest.approx(20 / 19)
+    md = (tmp_path / "report.md").read_text()
+    assert "![latency_hist.png](latency_hist.png)" in md and "| p99_9 |" in md
+    lat = pd.read_parquet(tmp_path / "latencies.parquet")
+    assert lat["latency_ms"].tolist() == list(range(1, 21))
+    assert len(pd.read_csv(tmp_path / "timeseries.csv")) == 20
+
+
+def test_run_json_round_trip(tmp_path):
+    run = RunInfo(id="r", stage="join", output_topic="o", input_topics=("a", "b"),
+                  metadata={"versions": {"spark": "4.3.0"}})  # fmt: skip
+    save_run(run, tmp_path)
+    assert load_run(tmp_path) == run
+    with pytest.raises(EvaluationError, match="unknown stage"):
+        RunInfo(id="r", stage="nope", output_topic="o")

@@ -1,0 +1,108 @@
+"""Pure parts of the foundation: no Kafka, no Spark."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ground import contract as schema
+from ground.config import from_mapping
+from ground.errors import ConfigError, JavaError, ResolveError, TopicError
+from ground.jvm.ivy import ivy_module, parse_coordinate
+from ground.jvm.java import parse_java_version
+from ground.kafka.broker import cluster_id, server_properties
+from ground.kafka.naming import RunTopics
+from ground.kafka.topics import replica_assignment
+
+
+@pytest.mark.parametrize(
+    ("text", "major"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15', 17),
+        ('openjdk version "21" 2023-09-19', 21),
+        ('java version "1.8.0_392"', 8),
+    ],
+)
+def test_parse_java_version(text, major):
+    assert parse_java_version(text) == major
+
+
+def test_parse_java_version_rejects_garbage():
+    with pytest.raises(JavaError):
+        parse_java_version("command not found")
+
+
+def test_ivy_module_lists_every_coordinate():
+    root = ET.fromstring(ivy_module(["org.apache.kafka:kafka_2.13:4.3.1", "g:a:1"]))
+    deps = [(d.get("org"), d.get("name"), d.get("rev")) for d in root.iter("dependency")]
+    assert deps == [("org.apache.kafka", "kafka_2.13", "4.3.1"), ("g", "a", "1")]
+
+
+@pytest.mark.parametrize("bad", ["g:a", "g::1", "g:a:1:x", ""])
+def test_parse_coordinate_rejects_malformed(bad):
+    with pytest.raises(ResolveError):
+        parse_coordinate(bad)
+
+
+def test_server_properties_use_log_append_time_on_loopback(tmp_path):
+    props = dict(
+        line.split("=", 1) for line in server_properties(9092, 9093, tmp_path).splitlines()
+    )
+    assert props["log.message.timestamp.type"] == "LogAppendTime"
+    assert props["process.roles"] == "broker,controller"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
+    assert props["log.dirs"] == str(tmp_path)
+
+
+def test_cluster_id_is_base64_uuid():
+    ids = {cluster_id() for _ in range(20)}
+    assert len(ids) == 20
+    assert all(len(i) == 22 and "=" not in i for i in ids)
+
+
+def test_replica_assignment_puts_the_leader_first():
+    assert replica_assignment([1, 2, 3], 2, 4, 2) == [[2, 1], [2, 3], [2, 1], [2, 3]]
+    assert replica_assignment([1], 1, 3, 1) == [[1], [1], [1]]
+
+
+def test_replica_assignment_rejects_unknown_leader_and_replication():
+    with pytest.raises(TopicError, match="not in the cluster"):
+        replica_assignment([1, 2], 5, 1, 1)
+    with pytest.raises(TopicError, match="replication"):
+        replica_assignment([1, 2], 1, 1, 3)
+
+
+def test_run_topics_are_distinct_per_run():
+    a, b = RunTopics.for_run("a1"), RunTopics.for_run("b2")
+    assert len(set(a.all)) == 3
+    assert not set(a.all) & set(b.all)
+
+
+def test_from_mapping_rejects_unknown_keys():
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Conf:
+        rate: int = 1
+
+    assert from_mapping(Conf, {"rate": 5}, "x").rate == 5
+    with pytest.raises(ConfigError, match=r"unknown key.*rat"):
+        from_mapping(Conf, {"rat": 5}, "x")
+
+
+def test_validate_input_accepts_a_good_message_and_names_problems():
+    good = {
+        schema.LOCATION_ID: "RWS01_MONIBAS_0021hrl0414ra",
+        schema.LANE: 1,
+        schema.OBSERVATION_TS: 1_700_000_000_000,
+        schema.SPEED: 97.5,
+        schema.LATITUDE: 52.1,
+        schema.LONGITUDE: 5.1,
+        schema.NUM_LANES: 3,
+        schema.ACCURACY: 95.0,
+        schema.SEQ: 0,
+        schema.SCHEDULED_TS: 1_700_000_000_010,
+    }
+    assert schema.validate_input(good) == []
+    both = {**good, schema.FLOW: 12.0}
+    assert schema.validate_input(both)
+    assert any(schema.LANE in p for p in schema.validate_input({**good, schema.LANE: "1"}))

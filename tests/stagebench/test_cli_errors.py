@@ -1,0 +1,60 @@
+"""User mistakes give one ERROR line and a non-zero exit, never a traceback."""
+
+import argparse
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ground.kafka.ports import free_port
+from stagebench.cli import build_parser
+
+
+def stagebench(*args: str, env_extra=None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "stagebench", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_unknown_subcommand():
+    result = stagebench("frobnicate")
+    assert result.returncode == 2
+    assert "invalid choice: 'frobnicate'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_subcommand_has_help():
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert len(sub.choices) == 10
+    for name in sub.choices:
+        result = stagebench(name, "--help")
+        assert result.returncode == 0, (name, result.stderr)
+        assert result.stdout.startswith(f"usage: stagebench {name}"), name
+        assert "(default" in result.stdout or name in ("broker", "topics", "config"), name
+
+
+@pytest.mark.integration
+def test_unreachable_bootstrap():
+    address = f"127.0.0.1:{free_port()}"
+    result = stagebench("topics", "check", "t", "--bootstrap", address)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines == [
+        f"ERROR: cannot reach Kafka at {address} within 10 s: is it running, "
+        "and is the address right?"
+    ]
+
+
+def test_missing_java(tmp_path):
+    result = stagebench(
+        "broker", "start",
+        env_extra={"JAVA_HOME": str(tmp_path / "nojava"), "STAGEBENCH_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "ERROR: no Java runtime found: install a Java 17+ runtime (e.g. the "
+        "openjdk-17-jre-headless package) or set JAVA_HOME"
+    ]

@@ -1,0 +1,143 @@
+"""Pure parts of runs and suites: configuration layering, aggregation, drain detection."""
+
+import json
+import struct
+from datetime import UTC, datetime
+
+import pytest
+
+from ground.config import from_mapping
+from ground.errors import ConfigError
+from ground.jvm.heap import MAGIC, read_counters
+from stagebench.engine import drained
+from stagebench.resources import summarise
+from stagebench.runner import run_dir_name
+from stagebench.settings import CLI, DEFAULT, RunConfig, effective, load
+from stagebench.summary_table import format_runs
+
+
+def test_layers_default_file_cli_with_sources(tmp_path):
+    path = tmp_path / "bench.toml"
+    path.write_text("[run]\nrate = 1000\nduration_s = 30\n[publisher]\nseed = 7\n")
+    settings = load(path, {"run": {"rate": 250.0}})
+    assert settings.section("run") == {"rate": 250.0, "duration_s": 30}
+    assert settings.sources["run"] == {"rate": CLI, "duration_s": f"file {path}"}
+    rows = {(s, k): (v, src) for s, k, v, src in effective(settings)}
+    assert rows[("publisher", "seed")] == (7, f"file {path}")
+    assert rows[("run", "master")] == ("local[2]", DEFAULT)
+    assert rows[("publisher", "rate")][1] == "from [run] rate"
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[runn]\nrate = 1\n", r"unknown table \[runn\]"),
+        ("[run]\nrat = 1\n", r"unknown key \[run\] rat"),
+        (
+            "[publisher]\nrate = 1\n",
+            r"\[publisher\] rate cannot be set: it comes from \[run\] rate",
+        ),
+        ("[pipeline]\noutput_topic = 'x'\n", "comes from the run's fresh topics"),
+        ("[run]\nrate = \n", "not valid TOML"),
+    ],
+)
+def test_bad_config_files_are_errors(tmp_path, toml, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError, match=message):
+        load(path, {})
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load(tmp_path / "nope.toml", {})
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"stage": "window"}, "unknown stage 'window'"),
+        ({"workload": "soak"}, "unknown workload 'soak'"),
+        ({"rate": 0}, "rate must be > 0"),
+        ({"duration_s": 10, "warmup_s": 10}, "warmup must be"),
+    ],
+)
+def test_run_config_validation(values, message):
+    with pytest.raises(ConfigError, match=message):
+        from_mapping(RunConfig, values, "run")
+
+
+def test_run_dir_name_sorts_by_time():
+    when = datetime(2026, 11, 23, 4, 5, 6, tzinfo=UTC)
+    assert run_dir_name("join", "ab12", when) == "20261123T040506Z-join-ab12"
+
+
+def _events(tmp_path, events):
+    path = tmp_path / "engine_progress.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def test_drained_needs_two_empty_batches_after_the_input_stopped(tmp_path):
+    busy = {"event": "progress", "time_ms": 2000, "numInputRows": 5}
+    empty = {"event": "progress", "time_ms": 2100, "numInputRows": 0}
+    old_empty = {**empty, "time_ms": 900}
+    assert not drained(tmp_path / "missing.jsonl", 1000)
+    assert not drained(_events(tmp_path, [old_empty, old_empty, busy, empty]), 1000)
+    assert drained(_events(tmp_path, [busy, empty, empty]), 1000)
+    assert drained(_events(tmp_path, [busy, {"event": "idle", "time_ms": 2200}]), 1000)
+
+
+def test_resource_summary_per_process():
+    def sample(process, cpu, rss, heap):
+        return {"time_ms": 1, "process": process, "cpu_percent": cpu, "rss_mb": rss,
+                "heap_used_mb": heap}  # fmt: skip
+
+    samples = [
+        sample("engine", 50.0, 100.0, None),
+        sample("engine", 150.0, 300.0, 80.0),
+        sample("broker", 10.0, 400.0, 200.0),
+    ]
+    out = summarise(samples)
+    assert out["engine"] == {
+        "samples": 2,
+        "cpu_percent_mean": 100.0, "cpu_percent_max": 150.0,
+        "rss_mb_mean": 200.0, "rss_mb_max": 300.0,
+        "heap_used_mb_mean": 80.0, "heap_used_mb_max": 80.0,
+    }  # fmt: skip
+    assert out["broker"]["samples"] == 1
+
+
+def _perf_buffer(counters: dict[str, int]) -> bytes:
+    """A little-endian hsperfdata buffer with long counters, as HotSpot lays it out."""
+    entries = b""
+    for name, value in counters.items():
+        raw = name.encode() + b"\0"
+        raw += b"\0" * (-len(raw) % 8)
+        name_offset, data_offset = 20 + 4, 20 + 4 + len(raw)
+        body = struct.pack("<iiibbbbi", 20 + 4 + len(raw) + 8, name_offset, 0, ord("J"), 0, 0, 0,
+                           data_offset) + b"\0" * 4 + raw + struct.pack("<q", value)  # fmt: skip
+        entries += body
+    prologue = struct.pack(">I", MAGIC) + struct.pack(
+        "<bbbbiiqII", 1, 2, 0, 1, 0, 0, 0, 32, len(counters)
+    )
+    return prologue + entries
+
+
+def test_read_counters_parses_long_counters():
+    buf = _perf_buffer({"sun.gc.generation.0.space.0.used": 1234, "java.threads.live": 42})
+    assert read_counters(buf) == {"sun.gc.generation.0.space.0.used": 1234, "java.threads.live": 42}
+    with pytest.raises(ValueError):
+        read_counters(b"\0" * 64)
+
+
+def test_summary_table_shows_latency_completeness_and_warnings():
+    summary = {
+        "run": {"stage": "join", "impl": "builtin"},
+        "records": {"outputs": 1200, "missing": 0, "duplicates": 0},
+        "latency_ms": {"p50": 101.5, "p95": 150.0, "p99": 210.25, "max": 400.0},
+        "warnings": ["publisher fell behind"],
+    }
+    text = format_runs([summary])
+    assert "join" in text and "1,200" in text and "210.2" in text
+    assert text.splitlines()[-1] == "WARNING: publisher fell behind"

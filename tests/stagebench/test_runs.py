@@ -1,0 +1,145 @@
+"""Complete runs and suites against a real broker, through the real CLI."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ground.jvm.heap import heap_used_bytes
+from ground.jvm.java import java_executable
+from stagebench.resources import ResourceSampler
+
+pytestmark = pytest.mark.integration
+
+STAGES = ["ingest", "parse", "join", "tumbling", "sliding"]
+SHORT = ["--rate", "400", "--duration", "20", "--warmup", "5", "--tail", "5"]
+
+
+def stagebench(*args, env_extra=None, timeout=900) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(env_extra or {})}
+    env.pop("STAGEBENCH_BOOTSTRAP", None)
+    return subprocess.run(
+        [sys.executable, "-m", "stagebench", *args],
+        capture_output=True, text=True, env=env, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def assert_complete_run(run_dir: Path, stage: str, impl: str = "builtin") -> dict:
+    for name in ("config.json", "run.json", "publisher.json", "engine_progress.jsonl",
+                 "resources.csv", "latencies.parquet", "timeseries.csv", "report.md",
+                 "resources.png", "status.json"):  # fmt: skip
+        assert (run_dir / name).exists(), f"{run_dir} lacks {name}"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (summary["run"]["stage"], summary["run"]["impl"]) == (stage, impl)
+    assert summary["latency_ms"]["count"] > 0
+    assert summary["latency_ms"]["p50"] > 0
+    records = summary["records"]
+    assert records["missing"] == 0, records
+    assert records["duplicates"] == 0 and records["negative"] == 0, records
+    assert 0 < records["expected"] <= records["outputs"], records
+    assert summary["throughput"]["input_mps"] == pytest.approx(400, rel=0.1)
+    usage = summary["metadata"]["resources"]
+    assert usage["engine"]["samples"] > 10 and usage["engine"]["cpu_percent_mean"] > 0
+    assert usage["broker"]["rss_mb_max"] > 100
+    assert summary["versions"]["pyspark"].startswith("4.")
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    return summary
+
+
+@pytest.mark.slow
+def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
+    result = stagebench(
+        "suite", "--stages", ",".join(STAGES), *SHORT,
+        "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    suite_dir = next(tmp_path.glob("*-suite-*"))
+    comparison = json.loads((suite_dir / "comparison.json").read_text())
+    rows = comparison["stages"]
+    assert [r["stage"] for r in rows] == STAGES
+    for row in rows:
+        assert_complete_run(Path(row["run_dir"]), row["stage"])
+    p50 = {r["stage"]: r["p50"] for r in rows}
+    assert p50["ingest"] < p50["join"] < p50["tumbling"], p50
+    assert rows[1]["increment_p50"] == pytest.approx(p50["parse"] - p50["ingest"])
+    assert (suite_dir / "comparison.md").read_text().count("| ") > 5
+    assert list(suite_dir.glob("*.png"))
+    assert "+p50" in result.stdout and "ingest" in result.stdout
+
+
+@pytest.mark.slow
+def test_run_custom_sliding(kafka_bootstrap, tmp_path):
+    result = stagebench(
+        "run", "--stage", "sliding", "--impl", "custom", *SHORT,
+        "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = Path(result.stdout.strip().splitlines()[-1].removeprefix("results: "))
+    assert_complete_run(run_dir, "sliding", "custom")
+    assert "p99 ms" in result.stdout
+
+
+@pytest.mark.slow
+def test_broker_dying_mid_run_is_a_clear_error_and_keeps_what_was_collected(tmp_path):
+    from ground.kafka.broker import EmbeddedBroker
+
+    broker = EmbeddedBroker(home=tmp_path / "broker")
+    state = broker.start()
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", "run", "--stage", "ingest", "--duration", "60",
+         "--bootstrap", state.bootstrap, "--results", str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not list(results.glob("*/pipeline.ready")):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the job never became ready"
+            time.sleep(0.5)
+        time.sleep(5)  # let some records flow
+        os.kill(state.pid, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        broker.stop()
+    assert proc.returncode == 1
+    assert stderr.strip().splitlines()[-1] == (
+        f"ERROR: Kafka at {state.bootstrap} stopped answering during the run"
+    )
+    run_dir = next(results.iterdir())
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["state"] == "failed" and "stopped answering" in status["error"]
+    assert (run_dir / "config.json").exists()
+    assert (run_dir / "engine_progress.jsonl").stat().st_size > 0
+    assert len((run_dir / "resources.csv").read_text().splitlines()) > 3
+
+
+def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
+    source = tmp_path / "Sleep.java"
+    source.write_text(
+        "public class Sleep { public static void main(String[] a) throws Exception {"
+        " byte[][] keep = new byte[64][]; for (int i = 0; i < 64; i++) keep[i] = new byte[1<<20];"
+        " Thread.sleep(60000); } }"
+    )
+    jvm = subprocess.Popen([java_executable(), str(source)])
+    try:
+        deadline = time.monotonic() + 30
+        while heap_used_bytes(jvm.pid) is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(2)  # past the allocation
+        sampler = ResourceSampler({"jvm": lambda: [jvm.pid]}, interval_s=0.3).start()
+        time.sleep(1.5)
+        samples = sampler.stop()
+    finally:
+        jvm.kill()
+        jvm.wait()
+    assert samples and all(s["process"] == "jvm" for s in samples)
+    assert max(s["heap_used_mb"] for s in samples) >= 64
+    assert max(s["rss_mb"] for s in samples) >= 64
