@@ -22,6 +22,7 @@ import pyarrow
 from evaluator import expected as exp
 from evaluator import reader, report, stages, stats
 from evaluator.completeness import completeness
+from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import (
     IN_RANGE,
@@ -34,9 +35,11 @@ from evaluator.latency import (
 from evaluator.reader import MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_log_append_time
 from evaluator.run_info import RunInfo
 from evaluator.spark_engine import evaluate_frames
+from evaluator.steady import steady_state
 from evaluator.throughput import peak_output, throughput
 from ground import contract as s
 from ground.config import as_dict
+from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 from ground.kafka.topics import check_topics
 from ground.stages import stage
@@ -90,7 +93,7 @@ def check_clock(bootstrap: str, run: RunInfo) -> None:
 
 def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame:
     """The output topic, refusing records not stamped by the broker (docs/method.md#clock)."""
-    parser = reader.lenient_line_parser if run.stage == "ingest" else reader.strict_line_parser
+    parser = reader.lenient_line_parser if stage(run.stage).raw else reader.strict_line_parser
     frame = reader.read_topic(
         bootstrap,
         run.output_topic,
@@ -107,7 +110,7 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
     """All input topics in one frame (None when the run names none)."""
     if not run.input_topics:
         return None
-    parse = run.stage != "ingest"
+    parse = not stage(run.stage).raw
     frames = []
     for topic in run.input_topics:
         frame = reader.read_topic(
@@ -177,7 +180,7 @@ def measure(
         expected_in = _subset(
             expected_all, period.contains(expected_all[s.INPUT_TS_LATEST].to_numpy())
         )
-        if run.stage != "ingest":
+        if not stage(run.stage).raw:
             malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
     counts = completeness(run.stage, identity, measured, expected_in, good, expected_all)
 
@@ -186,6 +189,8 @@ def measure(
     in_measured = in_ts[period.contains(in_ts)]
     out_ts = good[TIMESTAMP].to_numpy()
     series = stats.timeseries(out_ts, good[LATENCY].to_numpy(), in_ts)
+    measured_ts = measured[TIMESTAMP].to_numpy(np.int64)
+    measured_series = stats.timeseries(measured_ts, latency, in_measured)
     first_output_delay = (
         int(out_ts.min()) - int(in_ts.min()) if len(out_ts) and len(in_ts) else None
     )
@@ -213,6 +218,10 @@ def measure(
             first_output_delay,
         ),
         "timeseries": series,
+        "steady_state": steady_state(
+            measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
+        ),
+        "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
         "latencies": good,
         "engine": "pandas",
     }
@@ -262,7 +271,8 @@ def build_summary(
     period: Period = result["period"]
     run_section = run.as_summary()
     run_section["bootstrap"] = run.bootstrap or bootstrap
-    own = _warnings(result["records"], config, period)
+    own = _warnings(result["records"], config, period, run.start_ms is not None)
+    own += _steady_warnings(result["steady_state"])
     for text in own:
         log.warning("%s", text)
     warnings = [*(str(w) for w in run.metadata.get("warnings", [])), *own]
@@ -284,6 +294,10 @@ def build_summary(
         "latency_earliest_ms": result["latency_earliest_ms"],
         "records": result["records"],
         "throughput": result["throughput"],
+        "steady_state": result["steady_state"],
+        "confidence": result["confidence"],
+        "warmup": run.metadata.get("warmup"),
+        "machine": run.metadata.get("machine"),
         "evaluation": {
             "engine": result["engine"],
             "percentile_method": f"numpy.percentile method={stats.METHOD!r} on all values",
@@ -292,7 +306,27 @@ def build_summary(
     }
 
 
-def _warnings(records: dict, config: EvaluatorConfig, period: Period) -> list[str]:
+def _steady_warnings(steady: dict | None) -> list[str]:
+    """Why the measured period's latency may not be the pipeline's steady latency."""
+    if steady is None:
+        return ["too few measured seconds to tell whether the latency was steady"]
+    slope = (
+        f"per-second p50 {steady['verdict']} by {steady['slope_ms_per_min']:+.0f} ms/min "
+        f"(95 % interval {steady['ci95'][0]:+.0f} to {steady['ci95'][1]:+.0f})"
+    )
+    if steady["verdict"] == "rising":
+        return [
+            f"not steady: {slope}: the offered rate is above what this stage sustains "
+            "(overloaded), or the machine is"
+        ]
+    if steady["verdict"] == "falling":
+        return [f"not steady: {slope}: still warming up; measure longer or warm up longer"]
+    return []
+
+
+def _warnings(
+    records: dict, config: EvaluatorConfig, period: Period, run_marked_start: bool
+) -> list[str]:
     out = []
     if records["negative"]:
         out.append(
@@ -301,7 +335,7 @@ def _warnings(records: dict, config: EvaluatorConfig, period: Period) -> list[st
         )
     if records["outputs"] == 0:
         out.append("no outputs in the measured period")
-    if config.warmup_s == 0:
+    if config.warmup_s == 0 and not run_marked_start:
         out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
     for key in ("missing", "duplicates", "unexpected", "input_ts_mismatch", "malformed_outputs"):
         if records.get(key):

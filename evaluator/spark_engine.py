@@ -28,6 +28,7 @@ from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC, not_log_a
 from evaluator.reader import TIMESTAMP as TS
 from evaluator.run_info import RunInfo
 from evaluator.stats import PERCENTILES, timeseries
+from evaluator.steady import steady_state
 from evaluator.throughput import peak_output, throughput
 from ground import contract as s
 from ground.contract import SECOND_MS
@@ -135,7 +136,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         spark.conf.set(key, value)
     identity = list(stage(run.stage).identity)
     out_raw = _kafka(spark, bootstrap, (run.output_topic,))
-    outputs = _parsed(out_raw, stages.output_schema(run.stage), run.stage == "ingest")
+    outputs = _parsed(out_raw, stages.output_schema(run.stage), stage(run.stage).raw)
     # malformed outputs as evaluator.stages.required_fields defines them
     good_cond = F.lit(True)
     for name in stages.required_fields(run.stage):
@@ -148,7 +149,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     inputs = None
     if run.input_topics:
         in_raw = _kafka(spark, bootstrap, run.input_topics)
-        inputs = in_raw if run.stage == "ingest" else _valid_inputs(in_raw)
+        inputs = in_raw if stage(run.stage).raw else _valid_inputs(in_raw)
         inputs = inputs.cache()
         bounds = inputs.agg(F.min(TS), F.max(TS), F.count(F.lit(1))).first()
     else:
@@ -185,7 +186,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     if inputs is not None:
         inputs_total = inputs.count()
         inputs_measured = inputs.filter(in_period(TS)).count()
-        if run.stage != "ingest":
+        if not stage(run.stage).raw:
             malformed_inputs = inputs.filter(~F.col("_valid")).count()
         expected_all = _expected(run.stage, inputs, config.sliding_window_s).cache()
         expected_in = expected_all.filter(in_period(s.INPUT_TS_LATEST))
@@ -226,6 +227,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     )
     in_ts = inputs.select(TS) if inputs is not None else None
     series = _timeseries(good, in_ts)
+    measured_series = _timeseries(measured, None)
     out_times = good.agg(
         F.min(TS).alias("first"), F.count(F.when(in_period(TS), 1)).alias("in_period")
     ).first()
@@ -247,6 +249,11 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
             first_output_delay,
         ),
         "timeseries": series,
+        "steady_state": steady_state(
+            measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
+        ),
+        # a bootstrap over every record needs them in memory, which this engine avoids
+        "confidence": None,
         "latencies": None,
         "write_latencies": lambda path: latencies.write.mode("overwrite").parquet(str(path)),
         "engine": "spark",
@@ -267,10 +274,9 @@ def _valid_inputs(raw):
     return parsed.withColumn("_valid", F.coalesce(valid, F.lit(False))).drop("_value")
 
 
-def _expected(stage: str, inputs, window_s: int):
-
-    if stage in ("ingest", "parse"):
-        rows = inputs if stage == "ingest" else inputs.filter(F.col("_valid"))
+def _expected(name: str, inputs, window_s: int):
+    if not stage(name).stateful:
+        rows = inputs if stage(name).raw else inputs.filter(F.col("_valid"))
         return rows.select(
             F.col(TOPIC).alias(s.SOURCE_TOPIC),
             F.col(PARTITION).cast("bigint").alias(s.SOURCE_PARTITION),
@@ -302,7 +308,7 @@ def _expected(stage: str, inputs, window_s: int):
             F.greatest("_nl_s", "_nl_f").alias(s.NUM_LANES),
         )
     )
-    if stage == "join":
+    if name == "join":
         return joined
     tumbling = (
         joined.withColumn(s.WINDOW_START, F.floor(F.col(s.OBSERVATION_TS) / SECOND_MS) * SECOND_MS)
@@ -316,7 +322,7 @@ def _expected(stage: str, inputs, window_s: int):
         )
         .withColumn(s.WINDOW_START, F.col(s.WINDOW_START).cast("bigint"))
     )
-    if stage == "tumbling":
+    if name == "tumbling":
         return tumbling
     shifted = tumbling.select(
         s.LOCATION_ID,

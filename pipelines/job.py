@@ -68,9 +68,13 @@ def _transforms(config: PipelineConfig) -> dict[str, Callable[[Any], Any]]:
 def build(raw: Any, config: PipelineConfig) -> Any:
     """The ladder ``ingest -> ... -> config.stage`` over the raw input stream."""
     transforms = _transforms(config)
+    target = stage(config.stage)
+    if not target.spark:
+        raise ConfigError(f"stage {target.name!r} does not run on Spark")
     ladder = raw
-    for step in LADDER[: stage(config.stage).order + 1]:
-        ladder = transforms[step.name](ladder)
+    for step in LADDER[: target.order + 1]:
+        if step.spark:
+            ladder = transforms[step.name](ladder)
     return ladder
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from evaluator.config import EvaluatorConfig
 from ground import envvars
 from ground.errors import StagebenchError
-from ground.stages import IMPLS, STAGES
+from ground.stages import IMPLS, SPARK_STAGES, STAGES
 from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
@@ -44,13 +44,26 @@ def _handler(parser: argparse.ArgumentParser, target: str) -> None:
     parser.set_defaults(handler=target)
 
 
+def _warmup(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected auto or seconds, got {text!r}") from err
+
+
 _R = RunConfig()
 # (option, [run] key, type, help); no argparse default, so the config file's value or
 # RunConfig's stays unless the option is given
 RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--rate", "rate", float, f"messages/s over both input topics (default: {_R.rate:g})"),
     ("--duration", "duration_s", float, f"measured seconds per run (default: {_R.duration_s:g})"),
-    ("--warmup", "warmup_s", float, "seconds trimmed at the start (default: 10 %% of the run)"),
+    ("--warmup", "warmup_s", _warmup, "warm-up before the measured period, whose outputs are "
+     "left out: seconds, or auto: until the per-second latency shows no trend for "
+     f"{_R.settle_window_s:g} s (default: {_R.warmup_s})"),
+    ("--warmup-max", "warmup_max_s", float, f"longest auto warm-up, seconds "
+     f"(default: {_R.warmup_max_s:g})"),
     ("--tail", "tail_s", float, f"seconds published after the measured period "
      f"(default: {_R.tail_s:g})"),
     ("--partitions", "partitions", int, f"partitions per topic (default: {_R.partitions})"),
@@ -306,7 +319,9 @@ def _pipeline(sub: argparse._SubParsersAction) -> None:
         "(spark-submit pipelines/job.py --config RUN_DIR/pipeline.json runs the same job). "
         "Stops on SIGTERM/SIGINT or after --max-seconds.",
     )
-    parser.add_argument("--stage", required=True, choices=STAGES, help="last stage (required)")
+    parser.add_argument(
+        "--stage", required=True, choices=SPARK_STAGES, help="last stage (required)"
+    )
     parser.add_argument(
         "--impl",
         choices=IMPLS,
@@ -384,29 +399,28 @@ def _evaluate(sub: argparse._SubParsersAction) -> None:
     )
     add_bootstrap(parser)
     parser.add_argument("--out", type=Path, help="output directory (default: RUN_DIR)")
+    own = "the run's own (from run.json), else"
     parser.add_argument(
         "--warmup-s",
         type=float,
-        help="seconds trimmed after the first input (default: 10 %% of the run; 0: none)",
+        help=f"seconds trimmed after the first input or the run's start mark (default: {own} "
+        "10 %% of the run; 0: none)",
     )
     parser.add_argument(
         "--end-cut-s",
         type=float,
-        default=e.end_cut_s,
-        help="seconds trimmed before the last input (default: %(default)s)",
+        help=f"seconds trimmed before the last input (default: {own} {e.end_cut_s:g})",
     )
     parser.add_argument(
         "--engine",
         choices=("pandas", "spark"),
-        default=e.engine,
         help="evaluate in pandas, or as a Spark batch job for runs too big for memory "
-        "(default: %(default)s)",
+        f"(default: {own} {e.engine})",
     )
     parser.add_argument(
         "--sliding-window-s",
         type=int,
-        default=e.sliding_window_s,
-        help="sliding window length of the run, seconds (default: %(default)s)",
+        help=f"sliding window length of the run, seconds (default: {own} {e.sliding_window_s})",
     )
     parser.add_argument(
         "--log-scale", action="store_true", help="log-scale latency plots (default: off)"

@@ -1,15 +1,17 @@
 """One benchmark run of one stage, from fresh topics to summary.json.
 
 The flow (docs/method.md#workloads): pick the broker → create the run's fresh
-LogAppendTime topics and check their leaders → start the Spark job
-(:mod:`stagebench.engine`) and wait until its query runs → publish the workload
-(a workload whose load is a backlog publishes it first, then the job starts
-from the earliest offset) → mark the end of the measured period in broker time
-→ keep publishing for a short tail so event-time windows close → wait until the
-job has drained → stop it → check the leaders again → evaluate. CPU and memory
-of the engine and broker are sampled throughout. Whatever happens, the run
-directory keeps what was collected; a failed or interrupted run says so in
-``status.json``.
+LogAppendTime topics and check their leaders → start the job
+(:mod:`stagebench.engine`) and wait until it runs → publish the workload and
+warm up at its rate: fixed seconds, or until the live per-second latency shows
+no trend (:mod:`stagebench.watch`) → mark the start of the measured period in
+broker time → measure for the duration → mark its end → keep publishing for a
+short tail so event-time windows close → wait until the job has drained → stop
+it → check the leaders again → evaluate. A workload whose load is a backlog
+publishes it before the job starts and is measured from the job's start. CPU
+of the machine and of every process of the run is sampled throughout.
+Whatever happens, the run directory keeps what was collected; a failed or
+interrupted run says so in ``status.json``.
 """
 
 import csv
@@ -49,11 +51,17 @@ from stagebench.engine import Engine
 from stagebench.metadata import machine, versions
 from stagebench.resource_plot import plot_resources
 from stagebench.settings import RunConfig, Settings
+from stagebench.watch import OutputWatcher
 
 log = logging.getLogger(__name__)
 
 HEALTH_EVERY_S = 2.0
+SETTLE_EVERY_S = 2.0
 BROKER_FAILURES_TOLERATED = 3
+MARK_ATTEMPTS = 5
+MARK_RETRY_S = 2.0
+PUBLISH_MARGIN_S = 60.0
+"""The publisher's schedule runs this much past the planned end; the runner stops it."""
 STOP_TIMEOUT_S = 60.0
 FAILED_STOP_TIMEOUT_S = 15.0
 """A failed or interrupted run (e.g. the broker died) cannot stop cleanly anyway."""
@@ -120,13 +128,13 @@ class Run:
             },
             "pipeline",
         )
-        # a backlog's catch-up is what is measured: nothing of it is trimmed by default
-        default_warmup = 0.0 if self.workload.backlog_first else None
+        # the run marks where measuring starts (after its warm-up, or at the job's start
+        # after a backlog) in broker time: the evaluator trims nothing more
         self.evaluator = from_mapping(
             EvaluatorConfig,
             {
                 **settings.section("evaluator"),
-                "warmup_s": run.warmup_s if run.warmup_s is not None else default_warmup,
+                "warmup_s": 0.0,
                 "sliding_window_s": self.pipeline.window_length_ms // 1000,
             },
             "evaluator",
@@ -144,7 +152,9 @@ class Run:
                 "broker": lambda: [self.broker_pid] if self.broker_pid else [],
             }
         )
+        self.watcher: OutputWatcher | None = None
         self.marks: dict[str, int] = {}
+        self.warmup: dict[str, Any] = {}
         self.warnings: list[str] = []
         self._broker_failures = 0
 
@@ -173,12 +183,15 @@ class Run:
 
     def _publisher_mapping(self) -> dict[str, Any]:
         section = self.settings.section("publisher")
-        duration = self.run.duration_s + self.run.tail_s
+        # an upper bound: the runner stops the publisher once the tail is over, since the
+        # warm-up (auto) and the job's start (after a backlog) take as long as they take
+        run = self.run
+        duration = run.duration_s + run.tail_s + PUBLISH_MARGIN_S
         if self.workload.backlog_first:
-            # the job starts after the backlog and takes a while to start: the runner stops
-            # the publisher once the measured period and the tail are over
             backlog = section.get("backlog_s", PublisherConfig.backlog_s)
-            duration += backlog + self.run.ready_timeout_s
+            duration += backlog + run.ready_timeout_s
+        else:
+            duration += run.warmup_max_s if run.warmup_s == "auto" else float(run.warmup_s)
         return {
             **section,
             "rate": self.run.rate,
@@ -221,15 +234,17 @@ class Run:
                 self._start_publisher()
                 self._wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
                 self._start_pipeline()
+                self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None}
             else:
                 self._start_pipeline()
                 self._start_publisher()
+                self._warm_up()
+                self.marks["start_ms"] = self._broker_mark("start of the measured period")
             self._wait(run.duration_s, "measuring")
-            self.marks["end_ms"] = newest_timestamp(self.bootstrap, self.topics.inputs) or 0
+            self.marks["end_ms"] = self._broker_mark("end of the measured period")
             say(f"measured period over; publishing a {run.tail_s:g} s tail so windows close")
-            if self.workload.backlog_first:  # its schedule runs on until stopped
-                self._wait(run.tail_s, "tail")
-                self.stop_publishing.set()
+            self._wait(run.tail_s, "tail")
+            self.stop_publishing.set()
             self._join_publisher()
             self._drain()
             status = {"state": "complete"}
@@ -247,6 +262,57 @@ class Run:
             self._shutdown(status)
         self.leaders_after = check_topics(self.bootstrap, self.topics.all, leader).leaders
         return RunResult(self.dir, self._evaluate())
+
+    def _warm_up(self) -> None:
+        """Publish at the rate until the job is warm: fixed seconds, or until settled."""
+        run = self.run
+        began = time.monotonic()
+        if run.warmup_s != "auto":
+            self._wait(float(run.warmup_s), "warming up")
+            self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None}
+            if not run.warmup_s:
+                self._warn("no warm-up (warmup 0): start-up latencies are measured too")
+            return
+        self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
+        settled = False
+        next_check = began + run.settle_window_s
+        with self.console.task("warming up until the latency is steady", run.warmup_max_s) as up:
+            while (now := time.monotonic()) < began + run.warmup_max_s:
+                self._check_health()
+                if now >= next_check:
+                    if settled := self.watcher.settled(run.settle_window_s):
+                        break
+                    next_check = now + SETTLE_EVERY_S
+                up(now - began, self._publishing())
+                time.sleep(0.2)
+        found = round(time.monotonic() - began, 1)
+        self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
+                       "max_s": run.warmup_max_s, "window_s": run.settle_window_s}  # fmt: skip
+        if settled:
+            self.console.step(f"warm-up over after {found:g} s: the latency shows no trend")
+        else:
+            self._warn(
+                f"the latency had not settled after the longest warm-up ({run.warmup_max_s:g} s, "
+                f"warmup_max_s): the measured period may still be warming up or overloaded"
+            )
+
+    def _broker_mark(self, what: str) -> int:
+        """The broker's clock now: the newest LogAppendTime of the input topics.
+
+        Retried: a period whose end cannot be read is never silently replaced by another.
+        """
+        for attempt in range(MARK_ATTEMPTS):
+            try:
+                if (mark := newest_timestamp(self.bootstrap, self.topics.inputs)) is not None:
+                    return mark
+            except BrokerError as err:
+                log.info("reading the broker clock (%s), attempt %d: %s", what, attempt + 1, err)
+            self._check_health()
+            time.sleep(MARK_RETRY_S)
+        raise BrokerError(
+            f"could not read the broker's clock for the {what} after {MARK_ATTEMPTS} attempts: "
+            f"no input record readable on {self.bootstrap}"
+        )
 
     def _start_pipeline(self) -> None:
         self.console.step(f"starting the Spark job (master {self.pipeline.master})")
@@ -297,9 +363,11 @@ class Run:
                 f"{summary.undelivered} undelivered ({'; '.join(summary.first_errors)})"
             )
         if summary.behind:
+            lag = summary.send_lag_ms
             self._warn(
-                f"publisher fell behind its schedule (send lag p99 {summary.send_lag_ms['p99']} "
-                "ms): the offered load was lower than asked"
+                f"the publisher fell behind its schedule: max send lag {lag['max']:.0f} ms "
+                f"(warn above {self.publisher.behind_warn_ms:g} ms, behind_warn_ms; p99 "
+                f"{lag['p99']:.1f} ms): the offered load was lower than asked"
             )
 
     def _drain(self) -> None:
@@ -354,6 +422,8 @@ class Run:
     # --- shutdown and results --------------------------------------------------
     def _shutdown(self, status: dict[str, Any]) -> None:
         self.stop_publishing.set()
+        if self.watcher is not None:
+            self.watcher.stop()
         if self.engine.pid is not None:
             self.console.step("stopping the Spark job")
             timeout = STOP_TIMEOUT_S if status["state"] == "complete" else FAILED_STOP_TIMEOUT_S
@@ -381,13 +451,15 @@ class Run:
             rate=self.run.rate,
             duration_s=self.run.duration_s,
             bootstrap=self.bootstrap,
-            end_ms=self.marks.get("end_ms") or None,
+            start_ms=self.marks.get("start_ms"),
+            end_ms=self.marks["end_ms"],
             metadata={
                 **self.metadata,
                 "publisher": summary.to_dict(),
                 "resources": self.resources,
                 "leaders": {"before": self.leaders_before, "after": self.leaders_after},
                 "marks_ms": self.marks,
+                "warmup": self.warmup,
                 "warnings": self.warnings,
             },
             config=self.effective_config(),

@@ -46,7 +46,7 @@ DERIVED: dict[str, dict[str, str]] = {
         "run_id": "the run",
         "checkpoint_dir": "the run directory",
     },
-    "evaluator": {"warmup_s": "[run] warmup_s"},
+    "evaluator": {"warmup_s": "[run] warmup_s", "sliding_window_s": "[pipeline] window_length_ms"},
 }
 
 
@@ -62,8 +62,14 @@ class RunConfig:
     """Messages per second over both input topics (the base rate of burst workloads)."""
     duration_s: float = 60.0
     """Measured period after the job is running (single burst: after the backlog)."""
-    warmup_s: float | None = None
-    """Trimmed from the start of the measured period (default: 10 %; single burst: 0)."""
+    warmup_s: float | str = "auto"
+    """Warm-up published at the rate before the measured period, whose outputs are left
+    out by broker time: seconds, or "auto": until the per-second latency shows no trend
+    over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
+    published before the job are measured from the job's start: no warm-up."""
+    warmup_max_s: float = 180.0
+    settle_window_s: float = 30.0
+    """Auto warm-up: the window of per-second latencies that must show no trend."""
     tail_s: float = 5.0
     """Publishing goes on this long after the measured period so the last windows close."""
     drain_timeout_s: float = 60.0
@@ -83,8 +89,14 @@ class RunConfig:
         require(self.rate > 0, f"rate must be > 0, got {self.rate}")
         require(self.duration_s > 0, f"duration must be > 0, got {self.duration_s}")
         require(
-            self.warmup_s is None or 0 <= self.warmup_s < self.duration_s,
-            f"warmup must be >= 0 and shorter than the duration, got {self.warmup_s}",
+            self.warmup_s == "auto"
+            or (isinstance(self.warmup_s, int | float) and self.warmup_s >= 0),
+            f"warmup must be auto or seconds >= 0, got {self.warmup_s!r}",
+        )
+        require(self.warmup_max_s > 0, f"warmup_max_s must be > 0, got {self.warmup_max_s}")
+        require(
+            5 <= self.settle_window_s <= self.warmup_max_s,
+            "settle_window_s must be at least 5 s and at most warmup_max_s",
         )
         require(self.tail_s >= 0, "tail_s must be >= 0")
         require(self.drain_timeout_s > 0 and self.ready_timeout_s > 0, "timeouts must be > 0")

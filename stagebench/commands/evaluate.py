@@ -22,18 +22,19 @@ def run(args: argparse.Namespace) -> int:
     out_dir = args.out or args.run_dir
     if out_dir is None:
         raise EvaluationError("no output directory: give RUN_DIR or --out")
-    config = from_mapping(
-        EvaluatorConfig,
-        {
-            "warmup_s": args.warmup_s,
-            "end_cut_s": args.end_cut_s,
-            "engine": args.engine,
-            "log_scale": args.log_scale,
-            "sliding_window_s": args.sliding_window_s,
-            "plots": not args.no_plots,
-        },
-        "evaluator",
-    )
+    # the run's own settings, so that evaluating a run again gives the same numbers;
+    # options given on the command line win
+    given = {
+        "warmup_s": args.warmup_s,
+        "end_cut_s": args.end_cut_s,
+        "engine": args.engine,
+        "log_scale": args.log_scale or None,
+        "sliding_window_s": args.sliding_window_s,
+        "plots": False if args.no_plots else None,
+    }
+    own = info.config.get("evaluator", {})
+    values = {**own, **{k: v for k, v in given.items() if v is not None}}
+    config = from_mapping(EvaluatorConfig, values, "evaluator")
     bootstrap = resolve(args.bootstrap)
 
     summary = evaluate(bootstrap, info, config, Path(out_dir), overwrite=args.force)

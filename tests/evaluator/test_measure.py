@@ -144,7 +144,41 @@ def test_run_warnings_are_reported_with_the_evaluators():
     assert any("negative" in w for w in warnings)
     assert build_summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
         "latencies: timestamps from different clocks or a pipeline carrying wrong input "
-        "timestamps; do not trust these numbers"]  # fmt: skip
+        "timestamps; do not trust these numbers",
+        "too few measured seconds to tell whether the latency was steady"]  # fmt: skip
+
+
+def _run_of(latency_at) -> dict:
+    """The summary of 60 s with one input a second, latency_at(second) ms each."""
+    inputs = _inputs([1000 * t for t in range(60)])
+    outputs = _outputs(inputs, [latency_at(t) for t in range(60)])
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    return build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+
+
+def test_a_rising_latency_is_not_steady_and_says_overloaded():
+    summary = _run_of(lambda t: 100 + 20 * t)
+    steady = summary["steady_state"]
+    assert steady["verdict"] == "rising"
+    assert steady["slope_ms_per_min"] == pytest.approx(1200, rel=0.01)
+    assert steady["seconds"] == 60
+    assert any("not steady" in w and "overloaded" in w for w in summary["warnings"])
+
+
+def test_a_falling_latency_says_still_warming_up():
+    summary = _run_of(lambda t: 100 + 1000 * 0.9**t)
+    assert summary["steady_state"]["verdict"] == "falling"
+    assert any("still warming up" in w for w in summary["warnings"])
+
+
+def test_a_flat_latency_is_steady_with_an_interval_around_its_median():
+    summary = _run_of(lambda t: 200 + (7 * t) % 11)
+    assert summary["steady_state"]["verdict"] == "steady"
+    assert not any("steady" in w for w in summary["warnings"])
+    lo, hi = summary["confidence"]["p50"]
+    assert lo <= summary["latency_ms"]["p50"] <= hi
+    assert lo >= 200 and hi <= 211
+    assert summary["confidence"]["block_s"] == 8  # sqrt(60), rounded
 
 
 def test_leaders_changed_during_the_run_is_refused():

@@ -59,7 +59,9 @@ def test_missing_config_file(tmp_path):
         ({"stage": "window"}, "unknown stage 'window'"),
         ({"workload": "soak"}, "unknown workload 'soak'"),
         ({"rate": 0}, "rate must be > 0"),
-        ({"duration_s": 10, "warmup_s": 10}, "warmup must be"),
+        ({"warmup_s": -1}, "warmup must be auto or seconds"),
+        ({"warmup_s": "soon"}, "warmup must be auto or seconds"),
+        ({"settle_window_s": 300}, "settle_window_s must be"),
     ],
 )
 def test_run_config_validation(values, message):
