@@ -119,32 +119,54 @@ def distributions(
     return _save(fig, path, plt)
 
 
-def increments(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Bar chart of p50 and p99 per stage, annotated with each stage's p50 increment."""
+def increments(
+    rows: list[dict[str, Any]], path: Path, differences: list[str] | tuple[str, ...] = ()
+) -> Path:
+    """Bar chart of p50 and p99 per stage with their 95 % intervals (error bars, when
+    known), annotated with each stage's increment ("n.s." when its interval contains
+    0); "!" marks a stage whose runs have warnings; the title says NOT COMPARABLE
+    when the runs differ in more than stage and implementation."""
     plt = _pyplot()
-    labels = [f"{r['stage']}\n({r['impl']})" for r in rows]
+    labels = [f"{r['stage']}{' !' if r.get('mark') else ''}\n({r['impl']})" for r in rows]
     x = np.arange(len(rows))
-    p50 = [r["p50"] if r["p50"] is not None else np.nan for r in rows]
-    p99 = [r["p99"] if r["p99"] is not None else np.nan for r in rows]
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 5))
-    ax.bar(x - 0.2, p50, 0.4, label="p50")
-    ax.bar(x + 0.2, p99, 0.4, label="p99")
-    for i, r in enumerate(rows):
-        for q, heights, dx in (("p50", p50, -0.2), ("p99", p99, 0.2)):
+    for q, dx in (("p50", -0.2), ("p99", 0.2)):
+        heights = np.array([r[q] if r[q] is not None else np.nan for r in rows])
+        errors = _error_bars(rows, q)
+        ax.bar(x + dx, heights, 0.4, label=q, yerr=errors, capsize=3)
+        tops = heights + np.nan_to_num(errors[1])
+        for i, r in enumerate(rows):
             inc = r.get(f"increment_{q}")
             if inc is not None:
-                ax.annotate(f"{inc:+,.0f}", (x[i] + dx, heights[i]), ha="center", va="bottom",
-                            fontsize=8)  # fmt: skip
+                text = f"{inc:+,.0f}"
+                if r.get(f"increment_{q}_significant") is False:
+                    text += " n.s."
+                ax.annotate(text, (x[i] + dx, tops[i]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, labels)
-    ax.set_title(
-        "Cumulative latency per stage\n"
-        "(labels: increment over the previous stage, difference of percentiles, ms)",
-        fontsize=10,
+    title = (
+        "Cumulative latency per stage, with 95 % intervals\n"
+        "labels: increment over the previous stage (difference of percentiles, ms)\n"
+        "n.s.: not significant; !: the stage's runs have warnings"
     )
+    if differences:
+        title = f"NOT COMPARABLE: the runs differ in {len(differences)} setting(s)\n{title}"
+    ax.set_title(title, fontsize=9, color="red" if differences else "black")
     ax.set_ylabel("latency (ms)")
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
     return _save(fig, path, plt)
+
+
+def _error_bars(rows: list[dict[str, Any]], q: str) -> np.ndarray:
+    """Distances from each row's pXX down to and up to its interval (nan where
+    unknown: no bar; clipped at 0: an across-runs interval is centred on the mean,
+    not the median)."""
+    bars = np.full((2, len(rows)), np.nan)
+    for i, r in enumerate(rows):
+        bounds = r.get(f"{q}_ci95")
+        if bounds is not None and r[q] is not None:
+            bars[:, i] = max(0.0, r[q] - bounds[0]), max(0.0, bounds[1] - r[q])
+    return bars
 
 
 def _save(fig, path: Path, plt) -> Path:

@@ -15,12 +15,9 @@ The run directory receives ``engine_progress.jsonl`` (listener events) and
 SIGTERM and SIGINT stop it gracefully.
 """
 
-import argparse
-import json
 import logging
 import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -31,12 +28,11 @@ from typing import Any
 from pyspark.errors import PySparkException, StreamingQueryException
 
 from ground import rundir
-from ground.config import from_mapping
-from ground.errors import ConfigError, SparkError, StagebenchError
+from ground.errors import ConfigError, SparkError
 from ground.jvm.spark import build_session
 from ground.kafka.topics import admin_client
 from ground.stages import LADDER, stage
-from pipelines import custom, stages
+from pipelines import custom, process, stages
 from pipelines.config import PipelineConfig
 from pipelines.progress import ProgressWriter
 from pipelines.sink import kafka_writer
@@ -131,31 +127,10 @@ def check_real_time_slots(config: PipelineConfig) -> None:
         )
 
 
-def watch_parent(stop: threading.Event) -> None:
-    """Set ``stop`` when standard input closes: the process that started us is gone.
-
-    The runner keeps a pipe to our stdin open for as long as it lives; when it dies,
-    even by SIGKILL, the kernel closes it, and a job never outlives its run.
-    """
-
-    def wait() -> None:
-        sys.stdin.buffer.read()
-        log.warning("the process that started this job is gone: stopping")
-        stop.set()
-
-    threading.Thread(target=wait, name="parent-watch", daemon=True).start()
-
-
 def run(
-    config: PipelineConfig,
-    run_dir: Path,
-    max_seconds: float | None = None,
-    parent_watch: bool = False,
+    config: PipelineConfig, run_dir: Path, max_seconds: float | None, stop: threading.Event
 ) -> int:
-    """Run the pipeline until SIGTERM/SIGINT/SIGHUP or ``max_seconds``; SparkError if it fails.
-
-    With ``parent_watch`` it also stops when its standard input closes (:func:`watch_parent`).
-    """
+    """Run the pipeline until ``stop`` is set or ``max_seconds``; SparkError if it fails."""
     run_dir.mkdir(parents=True, exist_ok=True)
     if (run_dir / rundir.PROGRESS).exists():
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
@@ -164,12 +139,6 @@ def run(
         raise ConfigError(f"checkpoint directory {checkpoint} is not empty; use a fresh one")
     check_real_time_slots(config)
     conf = config.spark_conf_effective()
-
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, lambda *_: stop.set())
-    if parent_watch:
-        watch_parent(stop)
 
     spark = build_session(f"stagebench-{config.stage}-{config.impl}", config.master, conf)
     spark.streams.addListener(ProgressWriter(run_dir / rundir.PROGRESS))
@@ -195,48 +164,11 @@ def run(
     return 0
 
 
-def load_config(path: Path) -> PipelineConfig:
-    """The PipelineConfig of a ``pipeline.json`` (its ``pipeline`` table, or a flat one)."""
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError as err:
-        raise ConfigError(f"pipeline configuration {path} not found") from err
-    except ValueError as err:
-        raise ConfigError(f"pipeline configuration {path} is not JSON: {err}") from err
-    if not isinstance(data, dict):
-        raise ConfigError(f"pipeline configuration {path} must be a JSON object")
-    return from_mapping(PipelineConfig, data.get("pipeline", data), "pipeline")
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipelines.job --config RUN_DIR/pipeline.json`` (or under spark-submit)."""
-    parser = argparse.ArgumentParser(
-        prog="pipelines.job",
-        description="Run the Spark pipeline a pipeline.json describes, up to its stage.",
+    return process.main(
+        run, "pipelines.job", "Run the Spark pipeline a pipeline.json describes.", argv
     )
-    parser.add_argument("--config", type=Path, required=True, help="pipeline.json (required)")
-    parser.add_argument(
-        "--run-dir", type=Path, help="where progress goes (default: the config's directory)"
-    )
-    parser.add_argument(
-        "--max-seconds", type=float, help="stop after this long (default: at SIGTERM/SIGINT)"
-    )
-    parser.add_argument(
-        "--parent-watch",
-        action="store_true",
-        help="stop when standard input closes, i.e. when the starting process dies "
-        "(default: off; a run turns it on)",
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    try:
-        config = load_config(args.config)
-        return run(config, args.run_dir or args.config.parent, args.max_seconds, args.parent_watch)
-    except StagebenchError as err:
-        print(f"ERROR: {err}", file=sys.stderr)
-        return err.exit_code
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ This module is the one place that turns a :class:`StagebenchError` into
 import argparse
 import importlib
 import logging
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -456,6 +457,12 @@ def _compare(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--log-scale", action="store_true", help="log-scale distributions (default: off)"
     )
+    parser.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="compare runs that differ in more than stage and implementation (rate, "
+        "workload, settings); the differences are printed above the table (default: refuse)",
+    )
     _handler(parser, "compare:run")
 
 
@@ -488,7 +495,16 @@ def _suite(sub: argparse._SubParsersAction) -> None:
         help="comma-separated stages, in ladder order (default: %(default)s)",
     )
     parser.add_argument(
-        "--repeat", type=int, default=1, help="runs per stage; medians reported (default: 1)"
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per stage; medians and the interval across runs reported (default: 1)",
+    )
+    parser.add_argument(
+        "--no-floor",
+        action="store_true",
+        help="leave out the floor (a plain Kafka consume→produce loop), which otherwise "
+        "runs first so that ingest's increment is measured over it (default: run it)",
     )
     add_run_arguments(parser)
     _handler(parser, "suite:run")
@@ -540,6 +556,10 @@ def _configure_logging(verbose: int) -> None:
     logging.getLogger("rdkafka").setLevel(logging.DEBUG if verbose > 1 else logging.CRITICAL)
 
 
+def _interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
@@ -547,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _configure_logging(args.verbose)
+    # SIGTERM (timeout, CI runners, kill) and SIGHUP (a closed terminal) stop a command
+    # the way Ctrl-C does: runs stop their job and publisher and keep their results
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
     module, _, function = args.handler.partition(":")
     try:
         handler = getattr(importlib.import_module(f"stagebench.commands.{module}"), function)

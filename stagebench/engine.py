@@ -1,8 +1,9 @@
 """The Spark job's process: its configuration hand-off, start, readiness, health, drain, stop.
 
 The bench writes the job's :class:`PipelineConfig` to ``pipeline.json`` in the
-run directory and starts ``python -m pipelines.job --config …`` in its own
-process group (so Ctrl-C reaches the runner, which stops the job in order).
+run directory and starts ``python -m pipelines.job --config …`` (the floor:
+``pipelines.floor``) in its own process group (so Ctrl-C reaches the runner,
+which stops the job in order).
 The job's standard input is a pipe from the runner: when the runner dies, even
 by SIGKILL, the pipe closes and the job stops itself (``--parent-watch``).
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from ground import rundir
 from ground.config import as_dict
 from ground.errors import ConfigError, SparkError
+from ground.stages import stage
 from pipelines.config import PipelineConfig
 
 POLL_S = 0.5
@@ -39,7 +41,7 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
 
 
 class Engine:
-    """The Spark job of one run, as a child process."""
+    """The job of one run (the Spark pipeline, or the floor), as a child process."""
 
     def __init__(self, run_dir: Path, config: PipelineConfig):
         self.dir, self.config = run_dir, config
@@ -52,7 +54,8 @@ class Engine:
     def start(self, ready_timeout_s: float, health: Callable[[], None], update) -> None:
         """Start the job and wait until its query runs; ``health()`` raises to give up."""
         config_file = write_pipeline_config(self.dir, self.config)
-        cmd = [sys.executable, "-m", "pipelines.job", "--config", str(config_file),
+        module = "pipelines.job" if stage(self.config.stage).spark else "pipelines.floor"
+        cmd = [sys.executable, "-m", module, "--config", str(config_file),
                "--run-dir", str(self.dir), "--parent-watch"]  # fmt: skip
         with open(self.dir / rundir.PIPELINE_LOG, "ab") as out:
             self.proc = subprocess.Popen(

@@ -1,16 +1,43 @@
-"""CPU and memory of the engine and broker processes, sampled every second.
+"""CPU and memory of the run's processes and of the whole machine, sampled every second.
 
-A sampler thread watches named process groups (``engine``: the pipeline
-process and its Spark JVM; ``broker``: the Kafka JVM). Each sample records,
-per group, CPU % (of one core, summed over the group's processes), resident
-memory and JVM heap in use (from the JVMs' hsperfdata, where available).
+A sampler thread watches named process groups (``engine``: the Spark job's
+process and all its children; ``broker``: the Kafka JVM when it runs here;
+``bench``: the runner process alone). Each sample records, per group, CPU %
+(of one core, summed over the group's processes), resident memory and JVM
+heap in use (from the JVMs' hsperfdata, where available). At the same
+instant it records the machine's CPU (row ``machine``) and the CPU that
+processes outside every group used (row ``outside``), so a run can say
+whether the machine itself was the bottleneck (``machine_warnings``).
+
+All CPU figures are in % of one core: 200 is two cores fully busy.
+
+- **Busy** CPU is total − idle − iowait (what psutil calls busy). iowait is
+  idle time while a disk read is pending: the core was free to run anything.
+  Steal, the time the hypervisor gave the virtual CPU to someone else while
+  it had work, counts as busy: the run could not use that time either.
+- ``cpu_user`` is user + nice, ``cpu_system`` system + irq + softirq (Linux
+  names), so busy = cpu_user + cpu_system + cpu_steal. Machine CPU comes from
+  deltas of ``psutil.cpu_times()``, not ``psutil.cpu_percent()``, whose
+  baseline is global to the process and reset by any other caller.
+- **Outside** = machine busy − the groups' CPU (each pid once), clamped at 0.
+  Per-process and machine CPU are read microseconds to milliseconds apart
+  over intervals of the same length, and a process that ends within a second
+  takes that second's CPU with it (it then shows as outside). A sample in
+  which a group found an older process it had not seen before has no
+  ``outside`` row (that process's CPU of the second is unknown).
+- The machine is whatever ``/proc/stat`` describes: in a container, the host;
+  a CPU quota of the container is not seen.
+
+A row describes the ``interval_s`` before its ``time_ms`` (this machine's
+wall clock).
 """
 
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 import psutil
 
@@ -20,90 +47,301 @@ log = logging.getLogger(__name__)
 
 MB = 1024 * 1024
 
+MACHINE: Final = "machine"
+OUTSIDE: Final = "outside"
+CSV_FIELDS: Final = (
+    "time_ms",
+    "process",
+    "cpu_percent",
+    "rss_mb",
+    "heap_used_mb",
+    "cpu_user",
+    "cpu_system",
+    "cpu_iowait",
+    "cpu_steal",
+)
+"""Columns of resources.csv; the last four only in ``machine`` rows."""
+
+SATURATED_BUSY_SHARE: Final = 0.90
+"""A sampled second is saturated when busy CPU ≥ this share of all cores."""
+SATURATED_SHARE_WARN: Final = 0.10
+"""Warn when more than this share of the measured seconds were saturated."""
+OUTSIDE_CORES_WARN: Final = 0.25
+"""Warn when processes outside the run used more than this many cores on average."""
+STEAL_PCT_WARN: Final = 5.0
+"""Warn when the hypervisor took more than this % of one core on average."""
+
+_USER = ("user", "nice")
+_SYSTEM = ("system", "irq", "softirq", "interrupt", "dpc")  # Linux and Windows names
+_GUEST = ("guest", "guest_nice")  # on Linux already inside user and nice
+_NOT_BUSY = ("idle", "iowait")
+
+
+@dataclass(frozen=True)
+class Group:
+    """Processes sampled together: the root pids and, if ``recursive``, all their descendants."""
+
+    roots: Callable[[], list[int]]
+    recursive: bool = True
+
 
 @dataclass
-class _Group:
-    roots: Callable[[], list[int]]
+class _Tracked:
+    group: Group
     procs: dict[int, psutil.Process] = field(default_factory=dict)
 
 
-class ResourceSampler:
-    """Samples process groups in a daemon thread between ``start()`` and ``stop()``."""
+@dataclass
+class _Usage:
+    row: dict[str, Any] | None  # None when no process of the group was measured
+    cpu_by_pid: dict[int, float]
+    complete: bool  # every process's CPU of the interval is known
 
-    def __init__(self, groups: dict[str, Callable[[], list[int]]], interval_s: float = 1.0):
-        self._groups = {name: _Group(roots) for name, roots in groups.items()}
+
+class _MachineCpu:
+    """Busy, user, system, iowait and steal CPU of the whole machine between two reads."""
+
+    def __init__(self) -> None:
+        self.cores = psutil.cpu_count() or 1
+        self._last: Any = None
+
+    def read(self) -> dict[str, float] | None:
+        now = psutil.cpu_times()
+        last, self._last = self._last, now
+        if last is None:
+            return None
+        # counters such as iowait can step backwards on Linux: clamp, as psutil does
+        delta = {name: max(0.0, getattr(now, name) - getattr(last, name)) for name in now._fields}
+        total = sum(delta.values()) - sum(delta.get(name, 0.0) for name in _GUEST)
+        if total <= 0:
+            return None
+        scale = 100.0 * self.cores / total
+
+        def pct(names: tuple[str, ...]) -> float:
+            return round(sum(delta.get(name, 0.0) for name in names) * scale, 1)
+
+        busy = total - sum(delta.get(name, 0.0) for name in _NOT_BUSY)
+        return {
+            "cpu_percent": round(busy * scale, 1),
+            "cpu_user": pct(_USER),
+            "cpu_system": pct(_SYSTEM),
+            "cpu_iowait": pct(("iowait",)),
+            "cpu_steal": pct(("steal",)),
+        }
+
+
+class ResourceSampler:
+    """Samples process groups and the machine in a daemon thread between ``start()`` and ``stop()``.
+
+    A group given as a bare function of root pids is ``Group(roots)`` (recursive).
+    ``cpu_s`` is the CPU time the sampler thread itself has used so far.
+    """
+
+    def __init__(
+        self, groups: Mapping[str, Group | Callable[[], list[int]]], interval_s: float = 1.0
+    ):
+        if reserved := {MACHINE, OUTSIDE} & set(groups):
+            raise ValueError(f"group names {sorted(reserved)} are reserved for machine rows")
+        self._groups = {
+            name: _Tracked(group if isinstance(group, Group) else Group(group))
+            for name, group in groups.items()
+        }
         self._interval = interval_s
+        self._machine = _MachineCpu()
+        self._last_s: float | None = None
+        self._listed: set[int] | None = None  # every pid of the machine at the last round
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="resources", daemon=True)
-        self.samples: list[dict] = []
+        self.cores = self._machine.cores
+        self.cpu_s = 0.0
+        self.samples: list[dict[str, Any]] = []
 
     def start(self) -> "ResourceSampler":
         self._thread.start()
         return self
 
-    def stop(self) -> list[dict]:
+    def stop(self) -> list[dict[str, Any]]:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
         return self.samples
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            now_ms = int(time.time() * 1000)
-            for name, group in self._groups.items():
-                if (row := self._sample(group)) is not None:
-                    self.samples.append({"time_ms": now_ms, "process": name, **row})
+        # the first round only sets the baselines (process and machine CPU) and yields no rows
+        while True:
+            self.samples.extend(self._take())
+            self.cpu_s = time.thread_time()
+            if self._stop.wait(self._interval):
+                return
 
-    def _sample(self, group: _Group) -> dict | None:
+    def _take(self) -> list[dict[str, Any]]:
+        now_s = time.time()
+        now_ms = int(now_s * 1000)
+        listed = set(psutil.pids())
+        machine = self._machine.read()
+        rows: list[dict[str, Any]] = []
+        run_cpu: dict[int, float] = {}
+        complete = True
+        for name, tracked in self._groups.items():
+            usage = self._sample(tracked, now_s)
+            if usage.row is not None:
+                rows.append({"time_ms": now_ms, "process": name, **usage.row})
+            run_cpu.update(usage.cpu_by_pid)
+            complete = complete and usage.complete
+        if machine is not None:
+            rows.append({"time_ms": now_ms, "process": MACHINE, **machine, "rss_mb": None,
+                         "heap_used_mb": None})  # fmt: skip
+            if complete:
+                outside = max(0.0, machine["cpu_percent"] - sum(run_cpu.values()))
+                rows.append({"time_ms": now_ms, "process": OUTSIDE,
+                             "cpu_percent": round(outside, 1), "rss_mb": None,
+                             "heap_used_mb": None})  # fmt: skip
+        self._last_s, self._listed = now_s, listed
+        return rows
+
+    def _pids(self, group: Group) -> set[int]:
+        pids = set(group.roots())
+        for pid in list(pids):
+            try:
+                proc = psutil.Process(pid)
+                if group.recursive:
+                    pids.update(c.pid for c in proc.children(recursive=True))
+            except psutil.NoSuchProcess:
+                pids.discard(pid)
+        return pids
+
+    def _sample(self, tracked: _Tracked, now_s: float) -> _Usage:
         try:
-            pids = set(group.roots())
-            for pid in list(pids):
-                try:
-                    pids.update(c.pid for c in psutil.Process(pid).children(recursive=True))
-                except psutil.NoSuchProcess:
-                    pids.discard(pid)
+            pids = self._pids(tracked.group)
         except Exception as err:  # a group whose process is not there (yet)
             log.debug("no processes to sample: %s", err)
-            return None
-        for pid in set(group.procs) - pids:
-            del group.procs[pid]
-        cpu = rss = 0.0
-        measured = 0
+            return _Usage(None, {}, True)
+        for pid in set(tracked.procs) - pids:
+            del tracked.procs[pid]
+        cpu_by_pid: dict[int, float] = {}
+        complete = True
+        rss = 0.0
         heap: list[int] = []
         for pid in pids:
-            proc = group.procs.get(pid)
+            proc = tracked.procs.get(pid)
             try:
                 if proc is None:
-                    # the first cpu_percent() call only sets the baseline
-                    proc = group.procs[pid] = psutil.Process(pid)
-                    proc.cpu_percent(None)
-                    continue
-                cpu += proc.cpu_percent(None)
+                    proc = tracked.procs[pid] = psutil.Process(pid)
+                    cpu = self._first_cpu(proc, now_s)
+                    proc.cpu_percent(None)  # the baseline for the next round
+                    if cpu is None:
+                        complete = False
+                        continue
+                else:
+                    cpu = proc.cpu_percent(None)
                 rss += proc.memory_info().rss
-                measured += 1
-            except psutil.NoSuchProcess:
-                group.procs.pop(pid, None)
+            except psutil.Error:  # gone, or not ours to read
+                tracked.procs.pop(pid, None)
                 continue
+            cpu_by_pid[pid] = cpu
             if (used := heap_used_bytes(pid)) is not None:
                 heap.append(used)
-        if not measured:
-            return None
-        return {
-            "cpu_percent": round(cpu, 1),
+        if not cpu_by_pid:
+            return _Usage(None, {}, complete)
+        row = {
+            "cpu_percent": round(sum(cpu_by_pid.values()), 1),
             "rss_mb": round(rss / MB, 1),
             "heap_used_mb": round(sum(heap) / MB, 1) if heap else None,
         }
+        return _Usage(row, cpu_by_pid, complete)
+
+    def _first_cpu(self, proc: psutil.Process, now_s: float) -> float | None:
+        """CPU % since the last round of a process seen for the first time, None if unknown.
+
+        A process that did not exist at the last round spent all its CPU time
+        in this interval; of an older one only the total since its start is
+        known. (``create_time()`` cannot tell: on Linux it is off by up to a
+        second, boot time being rounded to whole seconds.)
+        """
+        if self._last_s is None or self._listed is None or proc.pid in self._listed:
+            return None
+        times = proc.cpu_times()
+        return 100.0 * (times.user + times.system) / max(now_s - self._last_s, 1e-3)
 
 
-def summarise(samples: list[dict]) -> dict[str, dict[str, float | None]]:
-    """Mean and max per process group and metric, for summary.json."""
-    out: dict[str, dict[str, float | None]] = {}
-    for name in sorted({s["process"] for s in samples}):
-        rows = [s for s in samples if s["process"] == name]
-        entry: dict[str, float | None] = {"samples": len(rows)}
+def summarise(
+    samples: list[dict[str, Any]],
+    from_ms: int | None = None,
+    to_ms: int | None = None,
+    cores: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Mean and max per process group and metric, and the machine's load, for summary.json.
+
+    Only samples with ``from_ms ≤ time_ms ≤ to_ms`` count (either bound may be
+    None). ``cores`` defaults to this machine's logical CPU count.
+    """
+    rows = [
+        s
+        for s in samples
+        if (from_ms is None or s["time_ms"] >= from_ms) and (to_ms is None or s["time_ms"] <= to_ms)
+    ]
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted({s["process"] for s in rows} - {MACHINE, OUTSIDE}):
+        group = [s for s in rows if s["process"] == name]
+        entry: dict[str, Any] = {"samples": len(group)}
         for metric in ("cpu_percent", "rss_mb", "heap_used_mb"):
-            values = [r[metric] for r in rows if r[metric] is not None]
-            entry[f"{metric}_mean"] = round(sum(values) / len(values), 1) if values else None
+            values = [r[metric] for r in group if r[metric] is not None]
+            entry[f"{metric}_mean"] = _mean(values)
             entry[f"{metric}_max"] = max(values) if values else None
         out[name] = entry
+    out[MACHINE] = _machine_summary(rows, cores or psutil.cpu_count() or 1)
     return out
+
+
+def _machine_summary(rows: list[dict[str, Any]], cores: int) -> dict[str, Any]:
+    def column(process: str, name: str) -> list[float]:
+        return [r[name] for r in rows if r["process"] == process and r.get(name) is not None]
+
+    total = column(MACHINE, "cpu_percent")
+    outside = column(OUTSIDE, "cpu_percent")
+    line = SATURATED_BUSY_SHARE * cores * 100
+    return {
+        "cores": cores,
+        "samples": len(total),
+        "cpu_total_pct_mean": _mean(total),
+        "cpu_total_pct_max": max(total) if total else None,
+        "cpu_outside_run_pct_mean": _mean(outside),
+        "cpu_outside_run_pct_max": max(outside) if outside else None,
+        "steal_pct_mean": _mean(column(MACHINE, "cpu_steal")),
+        "iowait_pct_mean": _mean(column(MACHINE, "cpu_iowait")),
+        "saturated_share": round(sum(v >= line for v in total) / len(total), 3) if total else None,
+    }
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 1) if values else None
+
+
+def machine_warnings(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Reasons not to trust a latency because of the machine, from ``summarise``'s result."""
+    machine = summary.get(MACHINE) or {}
+    consequence = "this latency measures this machine, not the pipeline"
+    warnings = []
+    if (share := machine.get("saturated_share")) is not None and share > SATURATED_SHARE_WARN:
+        warnings.append(
+            f"the machine was saturated: all {machine['cores']} cores at least "
+            f"{_num(SATURATED_BUSY_SHARE * 100)} % busy in {_num(share * 100)} % of the measured "
+            f"seconds (warn above {_num(SATURATED_SHARE_WARN * 100)} %): {consequence}"
+        )
+    outside = machine.get("cpu_outside_run_pct_mean")
+    if outside is not None and outside > OUTSIDE_CORES_WARN * 100:
+        warnings.append(
+            f"other processes used {outside / 100:.3g} cores on average during the measured "
+            f"period (warn above {OUTSIDE_CORES_WARN:g} of a core): {consequence}"
+        )
+    if (steal := machine.get("steal_pct_mean")) is not None and steal > STEAL_PCT_WARN:
+        warnings.append(
+            f"the hypervisor took {_num(steal)} % of a core on average from this virtual machine "
+            f"(CPU steal; warn above {_num(STEAL_PCT_WARN)} %): {consequence}"
+        )
+    return warnings
+
+
+def _num(value: float) -> str:
+    """At most one decimal, none when it is zero: 34, 10.5."""
+    return f"{round(value, 1):g}"

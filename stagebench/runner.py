@@ -17,6 +17,7 @@ interrupted run says so in ``status.json``.
 import csv
 import json
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -148,8 +149,13 @@ class Run:
         self.publish_progress: ProgressSnapshot | None = None
         self.sampler = resources.ResourceSampler(
             {
-                "engine": lambda: [self.engine.pid] if self.engine.pid else [],
-                "broker": lambda: [self.broker_pid] if self.broker_pid else [],
+                # every process of the job: the driver, its JVM, Python workers
+                "engine": resources.Group(lambda: [self.engine.pid] if self.engine.pid else []),
+                "broker": resources.Group(
+                    lambda: [self.broker_pid] if self.broker_pid else [], recursive=False
+                ),
+                # this process: the publisher and the output watcher (the job is its child)
+                "bench": resources.Group(lambda: [os.getpid()], recursive=False),
             }
         )
         self.watcher: OutputWatcher | None = None
@@ -315,11 +321,14 @@ class Run:
         )
 
     def _start_pipeline(self) -> None:
-        self.console.step(f"starting the Spark job (master {self.pipeline.master})")
-        with self.console.task("waiting for the Spark query to start") as update:
+        if stage(self.run.stage).spark:
+            self.console.step(f"starting the Spark job (master {self.pipeline.master})")
+        else:
+            self.console.step("starting the floor: a plain Kafka consume→produce loop")
+        with self.console.task("waiting for the job to run") as update:
             self.engine.start(self.run.ready_timeout_s, self._check_health, update)
         self.marks["pipeline_ready_ms"] = int(time.time() * 1000)
-        self.console.step("Spark query running")
+        self.console.step("the job is running")
 
     def _start_publisher(self) -> None:
         def work() -> None:
@@ -425,14 +434,21 @@ class Run:
         if self.watcher is not None:
             self.watcher.stop()
         if self.engine.pid is not None:
-            self.console.step("stopping the Spark job")
+            self.console.step("stopping the job")
             timeout = STOP_TIMEOUT_S if status["state"] == "complete" else FAILED_STOP_TIMEOUT_S
             self.engine.stop(timeout)
         if self.publish_thread is not None:
             self.publish_thread.join(10)
         samples = self.sampler.stop()
         _write_csv(self.dir / rundir.RESOURCES, samples)
-        self.resources = resources.summarise(samples)
+        # the measured period, read on this machine's clock: the same clock as the
+        # broker's when it runs here; otherwise off by their skew, which is small beside
+        # one-second samples
+        self.resources = resources.summarise(
+            samples, self.marks.get("start_ms"), self.marks.get("end_ms"), self.sampler.cores
+        )
+        for warning in resources.machine_warnings(self.resources):
+            self._warn(warning)
         if summary := self.publish_result.get("summary"):
             self._write(rundir.PUBLISHER, summary.to_dict())
         self.metadata["ended_at"] = datetime.now(UTC).isoformat()
@@ -457,6 +473,7 @@ class Run:
                 **self.metadata,
                 "publisher": summary.to_dict(),
                 "resources": self.resources,
+                "machine": self.resources.get(resources.MACHINE),
                 "leaders": {"before": self.leaders_before, "after": self.leaders_after},
                 "marks_ms": self.marks,
                 "warmup": self.warmup,
@@ -466,7 +483,7 @@ class Run:
         )
         save_run(info, self.dir)
         result = evaluate(self.bootstrap, info, self.evaluator, self.dir)
-        plot_resources(self.dir)
+        plot_resources(self.dir, remote_broker=self.broker_pid is None, cores=self.sampler.cores)
         return result
 
     def _write(self, name: str, data: Any) -> None:
@@ -489,8 +506,7 @@ def _local_broker_pid(bootstrap: str) -> int | None:
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
-    fields = ["time_ms", "process", "cpu_percent", "rss_mb", "heap_used_mb"]
     with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=fields)
+        writer = csv.DictWriter(out, fieldnames=resources.CSV_FIELDS)
         writer.writeheader()
         writer.writerows(rows)

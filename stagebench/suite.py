@@ -9,9 +9,8 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from evaluator.compare import compare, plot, to_markdown
+from evaluator.compare import Comparison, compare, plot, to_markdown
 from ground import rundir
 from ground.kafka.naming import new_run_id
 from stagebench.console import Console
@@ -25,10 +24,10 @@ def run_suite(
     base: RunConfig,
     settings: Settings,
     console: Console,
-) -> tuple[Path, list[dict[str, Any]], list[Path]]:
+) -> tuple[Path, Comparison, list[Path]]:
     """Run every (stage, impl) ``repeat`` times.
 
-    Returns the suite directory, the aggregated rows and the runs with missing outputs.
+    Returns the suite directory, the comparison and the runs with missing outputs.
     """
     suite_id = new_run_id()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -42,21 +41,24 @@ def run_suite(
         run_dirs.append(result.run_dir)
         if result.summary["records"]["missing"]:
             incomplete.append(result.run_dir)
-    rows = compare(run_dirs)
+    # a suite keeps its runs even when they turn out not comparable; it says so loudly
+    comparison = compare(run_dirs, allow_mixed=True)
     doc = {
         "suite": suite_id,
         "created_at": datetime.now(UTC).isoformat(),
         "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
         "repeat": repeat,
         "stages": [
-            {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()} for row in rows
+            {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()}
+            for row in comparison.rows
         ],
+        "differences": comparison.differences,
     }
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    images = plot(rows, suite_dir)
+    images = plot(comparison, suite_dir)
     note = f"Median over {repeat} repetitions per stage.\n\n" if repeat > 1 else ""
     pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
     (suite_dir / rundir.COMPARISON_MD).write_text(
-        f"# Suite {suite_id}\n\n{note}{to_markdown(rows)}\n\n{pictures}\n"
+        f"# Suite {suite_id}\n\n{note}{to_markdown(comparison)}\n\n{pictures}\n"
     )
-    return suite_dir, rows, incomplete
+    return suite_dir, comparison, incomplete

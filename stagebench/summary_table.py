@@ -1,8 +1,30 @@
-"""A short terminal table of evaluated runs: latency and completeness."""
+"""A short terminal table of evaluated runs: latency with its intervals, steadiness,
+completeness, and each run's warnings underneath."""
 
 from typing import Any
 
 from evaluator.compare import format_cell
+
+
+def _with_interval(summary: dict[str, Any], q: str) -> str:
+    """pXX, then its 95 % bootstrap interval when the run has one: "101.5 [98.0–105.0]"."""
+    value = summary["latency_ms"][q]
+    bounds = (summary.get("confidence") or {}).get(q)
+    if bounds is None or value is None:
+        return format_cell(value)
+    value, lo, hi = (format_cell(float(v)) for v in (value, *bounds))
+    return f"{value} [{lo}–{hi}]"
+
+
+def _steady(summary: dict[str, Any]) -> str:
+    """The steadiness verdict, with the slope when not steady; "-" when not recorded."""
+    steady = summary.get("steady_state")
+    if not steady:
+        return "-"
+    if steady["verdict"] == "steady":
+        return "steady"
+    return f"{steady['verdict']} {steady['slope_ms_per_min']:+,.0f} ms/min"
+
 
 COLUMNS = [
     ("stage", lambda s: s["run"]["stage"]),
@@ -10,11 +32,16 @@ COLUMNS = [
     ("outputs", lambda s: s["records"]["outputs"]),
     ("missing", lambda s: s["records"]["missing"]),
     ("dup", lambda s: s["records"]["duplicates"]),
-    ("p50 ms", lambda s: s["latency_ms"]["p50"]),
+    ("p50 ms", lambda s: _with_interval(s, "p50")),
     ("p95 ms", lambda s: s["latency_ms"]["p95"]),
-    ("p99 ms", lambda s: s["latency_ms"]["p99"]),
+    ("p99 ms", lambda s: _with_interval(s, "p99")),
     ("max ms", lambda s: s["latency_ms"]["max"]),
+    ("steady", _steady),
 ]
+NOTE = (
+    "[lo–hi]: 95 % interval of the run's percentile (moving-block bootstrap over "
+    "seconds); steady: trend of the per-second p50 over the measured period"
+)
 
 
 def format_runs(summaries: list[dict[str, Any]]) -> str:
@@ -23,6 +50,8 @@ def format_runs(summaries: list[dict[str, Any]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
+    if any(s.get("confidence") or s.get("steady_state") for s in summaries):
+        lines.append(NOTE)
     warnings = [w for s in summaries for w in s.get("warnings", [])]
     lines += [f"WARNING: {w}" for w in warnings]
     return "\n".join(lines)

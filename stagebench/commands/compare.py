@@ -6,9 +6,10 @@ from evaluator import compare
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = compare.compare(args.run_dirs)
-    print(compare.to_markdown(rows) if args.markdown else compare.format_table(rows))
+    comparison = compare.compare(args.run_dirs, allow_mixed=args.allow_mixed)
+    text = compare.to_markdown if args.markdown else compare.format_table
+    print(text(comparison))
     if args.plots is not None:
-        for path in compare.plot(rows, args.plots, args.log_scale):
+        for path in compare.plot(comparison, args.plots, args.log_scale):
             print(f"wrote {path}")
     return 0

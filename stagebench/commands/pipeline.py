@@ -12,7 +12,7 @@ from typing import Any
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.kafka.resolve import resolve
-from pipelines import job
+from pipelines import job, process
 from pipelines.config import PipelineConfig
 from stagebench.cli import PIPELINE_TUNING
 from stagebench.engine import write_pipeline_config
@@ -58,4 +58,4 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, args.bootstrap or "unresolved")
     config = dataclasses.replace(config, bootstrap=resolve(args.bootstrap))
     write_pipeline_config(args.run_dir, config)
-    return job.run(config, args.run_dir, args.max_seconds)
+    return job.run(config, args.run_dir, args.max_seconds, process.stop_event())

@@ -18,6 +18,8 @@ def run(args) -> int:
     unknown = [s for s in stages if s not in STAGES]
     if unknown or not stages:
         raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(STAGES)})")
+    if not args.no_floor and "floor" not in stages:
+        stages.insert(0, "floor")  # so that ingest's increment is measured over Kafka's own
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
     settings = load(args.config, run_overrides(args))
@@ -27,10 +29,10 @@ def run(args) -> int:
         stages_impl = [(s, "custom" if stage(s).custom else "builtin") for s in stages]
     else:
         stages_impl = [(s, base.impl) for s in stages]
-    suite_dir, rows, incomplete = run_suite(
+    suite_dir, comparison, incomplete = run_suite(
         stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console()
     )
-    print(format_table(rows))
+    print(format_table(comparison))
     print(f"\nsuite results: {suite_dir}")
     for run_dir in incomplete:
         print(f"WARNING: {run_dir} has missing outputs (see its summary.json)", file=sys.stderr)

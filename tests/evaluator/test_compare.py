@@ -2,16 +2,26 @@ import json
 
 import pytest
 
-from evaluator.compare import compare, format_cell, format_table, to_markdown
+from evaluator.compare import (
+    Comparison,
+    compare,
+    differences,
+    format_cell,
+    format_table,
+    to_markdown,
+)
 from ground.errors import EvaluationError
 
 
-def _run(tmp_path, name, stage, impl, p50, p95, p99):
+def _run(tmp_path, name, stage, impl, p50, p95, p99, run=None, **sections):
+    """A run directory with a hand-written summary.json; ``run`` adds keys to its run
+    section, ``sections`` adds top-level sections (warnings, confidence, config, …)."""
     run_dir = tmp_path / name
     run_dir.mkdir()
     summary = {
-        "run": {"stage": stage, "impl": impl},
+        "run": {"stage": stage, "impl": impl, **(run or {})},
         "latency_ms": {"p50": p50, "p95": p95, "p99": p99},
+        **sections,
     }
     (run_dir / "summary.json").write_text(json.dumps(summary))
     return run_dir
@@ -23,7 +33,7 @@ def test_rows_follow_the_stage_ladder_with_increments(tmp_path):
         _run(tmp_path, "a", "ingest", "builtin", 100.0, 150.0, 200.0),
         _run(tmp_path, "b", "parse", "builtin", 150.0, 210.0, 300.0),
     ]
-    rows = compare(dirs)
+    rows = compare(dirs).rows
     assert [r["stage"] for r in rows] == ["ingest", "parse", "join"]
     assert rows[0]["increment_p50"] is None
     assert (rows[1]["increment_p50"], rows[1]["increment_p95"], rows[1]["increment_p99"]) == (
@@ -46,7 +56,8 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
         _run(tmp_path, "sb", "sliding", "builtin", 3500.0, 4500.0, 6000.0),
         _run(tmp_path, "sc", "sliding", "custom", 1700.0, 2000.0, 3000.0),
     ]
-    rows = compare(dirs)
+    comparison = compare(dirs)
+    rows = comparison.rows
     by = {(r["stage"], r["impl"]): r for r in rows}
     assert [(r["stage"], r["impl"]) for r in rows] == [
         ("ingest", "builtin"), ("join", "builtin"), ("tumbling", "builtin"),
@@ -68,7 +79,7 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
     assert by[("sliding", "builtin")]["increment_p99"] == 2000.0
     assert by[("sliding", "custom")]["increment_p50"] == 500.0
     assert by[("sliding", "custom")]["increment_over"] == "tumbling/custom"
-    text = format_table(rows)
+    text = format_table(comparison)
     assert "tumbling/custom" in text and "runs" in text.splitlines()[0]
 
 
@@ -78,6 +89,22 @@ def test_foreign_summary_is_an_evaluation_error_naming_the_file(tmp_path):
         ("stage", {"run": {"stage": "window"}, "latency_ms": {"p50": 1, "p95": 1, "p99": 1}}),
         ("text", {"run": {"stage": "ingest"}, "latency_ms": {"p50": "x", "p95": 1, "p99": 1}}),
         ("list", [1, 2]),
+        (
+            "ci",
+            {
+                "run": {"stage": "ingest"},
+                "latency_ms": {"p50": 1, "p95": 1, "p99": 1},
+                "confidence": {"p50": "x", "p99": [1, 2]},
+            },
+        ),
+        (
+            "verdict",
+            {
+                "run": {"stage": "ingest"},
+                "latency_ms": {"p50": 1, "p95": 1, "p99": 1},
+                "steady_state": {"verdict": "wobbly"},
+            },
+        ),
     ):
         run_dir = tmp_path / name
         run_dir.mkdir()
@@ -91,11 +118,11 @@ def test_format_cell():
 
 
 def test_tables_label_increments(tmp_path):
-    rows = compare([_run(tmp_path, "a", "ingest", "builtin", 1.0, 2.0, 3.0)])
-    text = format_table(rows)
+    comparison = compare([_run(tmp_path, "a", "ingest", "builtin", 1.0, 2.0, 3.0)])
+    text = format_table(comparison)
     assert "difference of percentiles" in text
     assert text.splitlines()[0].split()[:3] == ["stage", "impl", "p50"]
-    md = to_markdown(rows)
+    md = to_markdown(comparison)
     assert md.splitlines()[2].startswith("| ingest | builtin | 1.0 |")
 
 
@@ -120,3 +147,199 @@ def test_plots_increments_and_distributions(tmp_path):
     paths = plot(compare(dirs), tmp_path / "plots", log_scale=True)
     assert [p.name for p in paths] == ["compare_increments.png", "compare_distributions.png"]
     assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def _ci(p50, p99):
+    return {"method": "moving-block bootstrap over seconds", "block_s": 5, "n_boot": 1000,
+            "p50": list(p50), "p99": list(p99)}  # fmt: skip
+
+
+def _steady(verdict):
+    return {"slope_ms_per_min": 0.0, "ci95": [-1.0, 1.0], "mk_p": 0.5, "seconds": 54,
+            "verdict": verdict}  # fmt: skip
+
+
+def _config(run_id, **pipeline):
+    """A config section as a run writes it: per-run keys (topics, ids, directories,
+    sources) unique to ``run_id``, the rest shared unless ``pipeline`` overrides."""
+    return {
+        "run": {"stage": "x", "impl": "builtin", "rate": 400.0, "workload": "latency",
+                "duration_s": 60.0, "master": "local[2]", "results_dir": f"/r/{run_id}",
+                "bootstrap": None, "warmup_s": None},
+        "publisher": {"seed": 42, "rate": 400.0, "speed_topic": f"stagebench-{run_id}-speed",
+                      "flow_topic": f"stagebench-{run_id}-flow"},
+        "pipeline": {"stage": "x", "run_id": run_id, "output_topic": f"stagebench-{run_id}-out",
+                     "checkpoint_dir": f"/r/{run_id}/checkpoint", "watermark_delay_ms": 1000,
+                     "spark_conf": {"spark.a": "1"}, **pipeline},
+        "evaluator": {"warmup_s": None, "end_cut_s": 0.0, "plots": run_id == "a"},
+        "sources": {"run": {"rate": "command line" if run_id == "a" else "default"}},
+    }  # fmt: skip
+
+
+def test_rows_carry_their_runs_warnings_deduplicated_and_marked(tmp_path):
+    i1 = _run(tmp_path, "i1", "ingest", "builtin", 10.0, 20.0, 30.0,
+              warnings=["3 negative latencies", "3 negative latencies"])  # fmt: skip
+    i2 = _run(tmp_path, "i2", "ingest", "builtin", 12.0, 22.0, 32.0,
+              warnings=["publisher behind schedule"])  # fmt: skip
+    p = _run(tmp_path, "p", "parse", "builtin", 15.0, 25.0, 35.0, warnings=[])
+    comparison = compare([i1, i2, p])
+    ingest, parse = comparison.rows
+    assert ingest["warnings"] == [f"{i1}: 3 negative latencies", f"{i2}: publisher behind schedule"]
+    assert (ingest["mark"], parse["mark"], parse["warnings"]) == ("!", "", [])
+    lines = format_table(comparison).splitlines()
+    assert lines[2].startswith("ingest") and lines[2].endswith("!1")
+    assert lines[3].startswith("parse") and not lines[3].rstrip().endswith("!1")
+    listed = lines[lines.index("!1 ingest/builtin:") :]
+    assert listed[1:3] == [
+        f"    {i1}: 3 negative latencies",
+        f"    {i2}: publisher behind schedule",
+    ]
+    md = to_markdown(comparison)
+    assert md.splitlines()[2].endswith("| !1 |")
+    assert "1. ingest/builtin (!1):" in md and f"   - {i2}: publisher behind schedule" in md
+
+
+def test_runs_differing_only_in_per_run_keys_are_comparable(tmp_path):
+    dirs = [
+        _run(tmp_path, name, stage, "builtin", 10.0, 20.0, 30.0, config=_config(name),
+             run={"id": name, "rate": 400, "workload": "latency", "duration_s": 60,
+                  "bootstrap": "127.0.0.1:9092", "output_topic": f"stagebench-{name}-out"})
+        for name, stage in (("a", "ingest"), ("b", "parse"))
+    ]  # fmt: skip
+    assert compare(dirs).differences == []
+
+
+def test_mixed_runs_are_refused_naming_each_difference(tmp_path):
+    common = {"workload": "latency", "duration_s": 60, "bootstrap": "127.0.0.1:9092"}
+    dirs = [
+        _run(tmp_path, "a", "ingest", "builtin", 10.0, 20.0, 30.0, config=_config("a"),
+             run={"rate": 400, **common}),
+        _run(tmp_path, "b", "parse", "builtin", 11.0, 21.0, 31.0, config=_config("b"),
+             run={"rate": 400.0, **common}),
+        _run(tmp_path, "c", "join", "builtin", 400.0, 500.0, 600.0, config=_config("c"),
+             run={"rate": 400, **common}),
+        _run(tmp_path, "d", "tumbling", "builtin", 3000.0, 3500.0, 4000.0,
+             config=_config("d", watermark_delay_ms=500, spark_conf={"spark.a": "2"}),
+             run={"rate": 800, **common}),
+    ]  # fmt: skip
+    expected = [
+        "rate: 400 in 3 runs, 800 in 1 run (d)",
+        "[pipeline] watermark_delay_ms: 1000 in 3 runs, 500 in 1 run (d)",
+        "[pipeline] spark_conf.spark.a: 1 in 3 runs, 2 in 1 run (d)",
+    ]
+    with pytest.raises(EvaluationError) as err:
+        compare(dirs)
+    assert all(line in str(err.value) for line in expected)
+    assert "--allow-mixed" in str(err.value)
+    comparison = compare(dirs, allow_mixed=True)
+    assert comparison.differences == expected
+    assert [r["stage"] for r in comparison.rows] == ["ingest", "parse", "join", "tumbling"]
+    text = format_table(comparison)
+    assert text.splitlines()[0].startswith("NOT COMPARABLE")
+    assert text.splitlines()[1:4] == [f"  {line}" for line in expected]
+    assert to_markdown(comparison).startswith("**NOT COMPARABLE**")
+    assert "NOT COMPARABLE" not in format_table(compare(dirs[:3]))
+
+
+def test_differences_name_every_run_on_a_tie_and_count_absent_values():
+    summaries = {
+        "results/x": {"run": {"stage": "ingest", "bootstrap": "kafka-a:9092"}},
+        "results/y": {"run": {"stage": "parse", "bootstrap": "kafka-b:9092"},
+                      "config": {"evaluator": {"end_cut_s": 2}}},
+    }  # fmt: skip
+    assert differences(summaries) == [
+        "bootstrap: kafka-a:9092 in 1 run (x), kafka-b:9092 in 1 run (y)",
+        "[evaluator] end_cut_s: absent in 1 run (x), 2 in 1 run (y)",
+    ]
+    assert differences({"results/x": summaries["results/x"]}) == []
+
+
+def test_one_run_keeps_its_bootstrap_interval(tmp_path):
+    ci = _ci((431.0, 466.0), (700.0, 820.0))
+    run_dir = _run(tmp_path, "a", "join", "builtin", 448.0, 600.0, 764.0,
+                   confidence=ci, steady_state=_steady("steady"))  # fmt: skip
+    comparison = compare([run_dir])
+    (row,) = comparison.rows
+    assert (row["p50_ci95"], row["p99_ci95"]) == ([431.0, 466.0], [700.0, 820.0])
+    assert row["ci_method"] == "bootstrap" and row["steady"] == ["steady"]
+    text = format_table(comparison)
+    assert "448 [431–466]" in text and "764 [700–820]" in text
+    assert "moving-block bootstrap" in text and "Student-t" not in text
+    assert text.splitlines()[2].split()[-1] == "steady"
+
+
+def test_repetitions_take_the_interval_across_runs(tmp_path):
+    from scipy import stats
+
+    dirs = [
+        _run(tmp_path, f"i{i}", "ingest", "builtin", p50, 20.0, p99,
+             confidence=_ci((p50 - 0.1, p50 + 0.1), (p99 - 0.1, p99 + 0.1)),
+             steady_state=_steady(verdict))
+        for i, (p50, p99, verdict) in enumerate(
+            ((10.0, 30.0, "steady"), (12.0, 36.0, "rising"), (14.0, 42.0, "steady")))
+    ]  # fmt: skip
+    comparison = compare(dirs)
+    (row,) = comparison.rows
+    half = stats.t.ppf(0.975, 2) * 2.0 / 3**0.5  # the p50s 10, 12, 14: mean 12, sd 2
+    assert row["ci_method"] == "across runs"
+    assert row["p50_ci95"] == pytest.approx([12.0 - half, 12.0 + half])
+    assert row["p99_ci95"] == pytest.approx([36.0 - 3 * half, 36.0 + 3 * half])
+    assert row["steady"] == ["steady", "rising", "steady"]
+    text = format_table(comparison)
+    assert "12 [7–17]" in text and "2 steady, 1 rising" in text
+    assert "Student-t" in text and "moving-block" not in text
+
+
+def test_increment_is_not_significant_when_its_interval_contains_zero(tmp_path):
+    dirs = [
+        _run(tmp_path, "i", "ingest", "builtin", 100.0, 150.0, 200.0,
+             confidence=_ci((95.0, 105.0), (190.0, 210.0))),
+        _run(tmp_path, "p", "parse", "builtin", 103.0, 160.0, 300.0,
+             confidence=_ci((98.0, 108.0), (290.0, 310.0))),
+    ]  # fmt: skip
+    comparison = compare(dirs)
+    parse = comparison.rows[1]
+    # each standard error 10 / (2 · 1.96); in quadrature and back: half-width 5·√2
+    assert parse["increment_p50_ci95"] == pytest.approx([3.0 - 5 * 2**0.5, 3.0 + 5 * 2**0.5])
+    assert parse["increment_p50_significant"] is False
+    # p99: intervals twice as wide
+    assert parse["increment_p99_ci95"] == pytest.approx([100 - 10 * 2**0.5, 100 + 10 * 2**0.5])
+    assert parse["increment_p99_significant"] is True
+    ingest = comparison.rows[0]
+    assert ingest["increment_p50_ci95"] is None and ingest["increment_p50_significant"] is None
+    text = format_table(comparison)
+    assert "+3 [−4–+10] n.s." in text
+    assert "+100 [+86–+114]" in text and "+100 [+86–+114] n.s." not in text
+    assert "n.s.: that interval contains 0" in text
+    assert "+3 [−4–+10] n.s." in to_markdown(comparison)
+
+
+def test_old_summaries_without_intervals_or_steadiness_still_compare(tmp_path):
+    old = _run(tmp_path, "old", "ingest", "builtin", 100.0, 150.0, 200.0)
+    ci = _ci((110.0, 130.0), (250.0, 270.0))
+    new = _run(tmp_path, "new", "parse", "builtin", 120.0, 170.0, 260.0,
+               confidence=ci, steady_state=_steady("falling"))  # fmt: skip
+    comparison = compare([old, new])
+    ingest, parse = comparison.rows
+    assert (ingest["p50_ci95"], ingest["ci_method"], ingest["steady"]) == (None, None, [None])
+    assert (parse["p50_ci95"], parse["ci_method"]) == ([110.0, 130.0], "bootstrap")
+    assert parse["steady"] == ["falling"]
+    assert parse["increment_p50"] == 20.0
+    assert parse["increment_p50_ci95"] is None and parse["increment_p50_significant"] is None
+    assert parse["increment_p99_significant"] is None
+    lines = format_table(comparison).splitlines()
+    assert lines[2].split()[:3] == ["ingest", "builtin", "100"]
+    assert "+20" in lines[3].split() and "+20 [" not in lines[3] and "n.s." not in lines[3]
+    assert "falling" in lines[3]
+    only_old = format_table(compare([old]))
+    assert "no intervals" in only_old
+
+
+def test_comparison_rows_keep_the_keys_suite_consumers_read(tmp_path):
+    rows = compare([_run(tmp_path, "a", "ingest", "builtin", 1.0, 2.0, 3.0)]).rows
+    assert isinstance(compare([tmp_path / "a"]), Comparison)
+    assert {
+        "stage", "impl", "p50", "p95", "p99", "p50_spread", "p95_spread", "p99_spread",
+        "increment_p50", "increment_p95", "increment_p99", "increment_over", "repetitions",
+        "run_dir", "run_dirs",
+    } <= set(rows[0])  # fmt: skip

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ground.jvm.heap import heap_used_bytes
@@ -48,6 +49,12 @@ def assert_complete_run(run_dir: Path, stage: str, impl: str = "builtin") -> dic
     assert usage["broker"]["rss_mb_max"] > 100
     assert summary["versions"]["pyspark"].startswith("4.")
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    assert summary["warmup"]["mode"] == "fixed" and summary["warmup"]["seconds"] == 5
+    assert summary["steady_state"]["verdict"] in ("steady", "rising", "falling")
+    lo, hi = summary["confidence"]["p50"]
+    assert lo <= summary["latency_ms"]["p50"] <= hi
+    assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"] > 10
+    assert usage["bench"]["cpu_percent_mean"] > 0  # the publisher's process is sampled
     return summary
 
 
@@ -61,12 +68,14 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     suite_dir = next(tmp_path.glob("*-suite-*"))
     comparison = json.loads((suite_dir / "comparison.json").read_text())
     rows = comparison["stages"]
-    assert [r["stage"] for r in rows] == STAGES
+    assert [r["stage"] for r in rows] == ["floor", *STAGES]  # the floor comes first
     for row in rows:
         assert_complete_run(Path(row["run_dir"]), row["stage"])
     p50 = {r["stage"]: r["p50"] for r in rows}
-    assert p50["ingest"] < p50["join"] < p50["tumbling"], p50
-    assert rows[1]["increment_p50"] == pytest.approx(p50["parse"] - p50["ingest"])
+    assert p50["floor"] < p50["ingest"] < p50["join"] < p50["tumbling"], p50
+    assert rows[1]["increment_over"] == "floor/builtin"
+    assert rows[2]["increment_p50"] == pytest.approx(p50["parse"] - p50["ingest"])
+    assert comparison["differences"] == []
     assert (suite_dir / "comparison.md").read_text().count("| ") > 5
     assert list(suite_dir.glob("*.png"))
     assert "+p50" in result.stdout and "ingest" in result.stdout
@@ -140,6 +149,88 @@ def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
     finally:
         jvm.kill()
         jvm.wait()
-    assert samples and all(s["process"] == "jvm" for s in samples)
+    samples = [s for s in samples if s["process"] == "jvm"]
+    assert samples
     assert max(s["heap_used_mb"] for s in samples) >= 64
     assert max(s["rss_mb"] for s in samples) >= 64
+
+
+@pytest.mark.slow
+def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstrap, tmp_path):
+    # the job takes at most 100 records per 1 s batch while 400 msg/s arrive: its backlog,
+    # and so its latency, grows through the whole run
+    config = tmp_path / "slow.toml"
+    config.write_text(
+        "[run]\ndrain_timeout_s = 5\n"
+        "[pipeline]\nmax_offsets_per_trigger = 100\ntrigger_interval_ms = 1000\n"
+    )
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        result = stagebench(
+            "run", "--stage", "ingest", "--duration", "25", "--warmup", "5",
+            "--config", str(config), "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
+        )  # fmt: skip
+    finally:
+        busy.kill()
+        busy.wait()
+    summary = json.loads(next(tmp_path.glob("*-ingest-*/summary.json")).read_text())
+    assert summary["steady_state"]["verdict"] == "rising", summary["steady_state"]
+    assert any("not steady" in w and "overloaded" in w for w in summary["warnings"])
+    assert summary["machine"]["cpu_outside_run_pct_mean"] > 50
+    assert any("other processes used" in w for w in summary["warnings"])
+    assert "WARNING" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_a_run_without_warm_up_is_still_falling(kafka_bootstrap, tmp_path):
+    result = stagebench(
+        "run", "--stage", "ingest", "--duration", "25", "--warmup", "0",
+        "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(next(tmp_path.glob("*-ingest-*/summary.json")).read_text())
+    assert summary["steady_state"]["verdict"] == "falling", summary["steady_state"]
+    assert any("still warming up" in w for w in summary["warnings"])
+    assert any("no warm-up" in w for w in summary["warnings"])
+
+
+def _job_pids(results: Path) -> list[int]:
+    """Pids of the job processes started for runs under ``results``."""
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "pipelines.job" in " ".join(p.info["cmdline"] or []) and str(results) in " ".join(
+            p.info["cmdline"] or [])
+    ]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum):
+    results = tmp_path / "results"
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", "run", "--stage", "ingest", "--duration", "120",
+         "--bootstrap", kafka_bootstrap, "--results", str(results)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not list(results.glob("*/pipeline.ready")):
+            assert runner.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        jobs = _job_pids(results)
+        assert jobs
+        runner.send_signal(signum)
+        runner.wait(90)
+        deadline = time.monotonic() + 60
+        while _job_pids(results) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _job_pids(results), f"the job outlived a runner ended by {signum.name}"
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        for pid in _job_pids(results):
+            os.killpg(pid, signal.SIGKILL)
+    if signum != signal.SIGKILL:
+        status = json.loads(next(results.glob("*/status.json")).read_text())
+        assert status["state"] == "interrupted"

@@ -1,0 +1,37 @@
+from stagebench.summary_table import format_runs
+
+
+def _summary(**sections):
+    return {
+        "run": {"stage": "join", "impl": "builtin"},
+        "records": {"outputs": 1200, "missing": 0, "duplicates": 0},
+        "latency_ms": {"p50": 448.0, "p95": 600.0, "p99": 764.0, "max": 900.0},
+        **sections,
+    }
+
+
+def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
+    summary = _summary(
+        confidence={"method": "moving-block bootstrap over seconds", "block_s": 5,
+                    "n_boot": 1000, "p50": [431, 466.25], "p99": [700.0, 820.0]},
+        steady_state={"slope_ms_per_min": 120.4, "ci95": [90.0, 150.0], "mk_p": 0.001,
+                      "seconds": 54, "verdict": "rising"},
+        warnings=["not steady: per-second p50 rising", "publisher fell behind"],
+    )  # fmt: skip
+    lines = format_runs([summary]).splitlines()
+    header, row = lines[0].split("  "), lines[1]
+    assert [h.strip() for h in header if h.strip()][-1] == "steady"
+    assert "448.0 [431.0–466.2]" in row and "764.0 [700.0–820.0]" in row
+    assert row.endswith("rising +120 ms/min")
+    assert "moving-block bootstrap" in lines[2]
+    assert lines[-2:] == [
+        "WARNING: not steady: per-second p50 rising",
+        "WARNING: publisher fell behind",
+    ]
+
+
+def test_a_run_evaluated_before_intervals_shows_plain_numbers():
+    text = format_runs([_summary(confidence=None, steady_state=None)])
+    row = text.splitlines()[1]
+    assert "448.0" in row and "[" not in row and row.endswith("-")
+    assert len(text.splitlines()) == 2  # no note, no warnings
