@@ -253,8 +253,9 @@ class _Loop:
         behind = lag_ms > self.config.behind_warn_ms
         if behind and now >= self._next_warning:
             log.warning(
-                "publisher is %.0f ms behind its schedule: the measured latencies include "
-                "publisher delay; lower the rate",
+                "publisher is %.0f ms behind its schedule: the offered load is lower than "
+                "asked (latency starts at the broker's append, so it excludes this delay); "
+                "lower the rate",
                 lag_ms,
             )
             self._next_warning = now + WARN_EVERY_S
