@@ -51,8 +51,11 @@ def assert_complete_run(run_dir: Path, stage: str, impl: str = "builtin") -> dic
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
     assert summary["warmup"]["mode"] == "fixed" and summary["warmup"]["seconds"] == 5
     assert summary["steady_state"]["verdict"] in ("steady", "rising", "falling")
-    lo, hi = summary["confidence"]["p50"]
-    assert lo <= summary["latency_ms"]["p50"] <= hi
+    if summary["confidence"] is not None:
+        lo, hi = summary["confidence"]["p50"]
+        assert lo <= summary["latency_ms"]["p50"] <= hi
+    else:  # a window stage on a busy box emits in few seconds: too few for two blocks
+        assert stage in ("tumbling", "sliding") and summary["steady_state"]["seconds"] < 10
     assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"] > 10
     assert usage["bench"]["cpu_percent_mean"] > 0  # the publisher's process is sampled
     return summary
