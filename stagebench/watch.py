@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.5
 BATCH = 1000
+FETCH_MIN_BYTES = 64 * 1024
 
 
 class OutputWatcher:
@@ -37,6 +38,10 @@ class OutputWatcher:
                 "group.id": f"stagebench-watch-{uuid.uuid4().hex[:8]}",
                 "auto.offset.reset": "earliest",
                 "enable.auto.commit": False,
+                # fetch in batches of up to half a second, not every record as it lands:
+                # the watcher decides warm-up, it does not need milliseconds
+                "fetch.min.bytes": FETCH_MIN_BYTES,
+                "fetch.wait.max.ms": int(POLL_S * 1000),
                 "log_level": 0,
             }
         )
