@@ -103,11 +103,12 @@ def main() -> int:
         writer.kill()
         writer.wait()
         delete_topics(bootstrap, [topic])
-    pct = 100 * used / elapsed
+    pct, sampler_pct = 100 * used / elapsed, 100 * sampler.cpu_s / elapsed
     print(
-        f"watched {watcher.outputs:,} of {written:,} outputs in {elapsed:.1f} s ({args.rate:g}/s) with the "
-        f"sampler: {pct:.2f} % of one core (sampler thread {100 * sampler.cpu_s / elapsed:.2f} %,"
-        f" idle process {100 * idle / args.seconds:.2f} %; target < {TARGET_PCT:g} %)",
+        f"watched {watcher.outputs:,} of {written:,} outputs in {elapsed:.1f} s "
+        f"({args.rate:g}/s) with the sampler: {pct:.2f} % of one core (sampler thread "
+        f"{sampler_pct:.2f} %, idle process {100 * idle / args.seconds:.2f} %; "
+        f"target < {TARGET_PCT:g} %)",
         file=sys.stderr,
     )
     line = {
@@ -116,7 +117,7 @@ def main() -> int:
         "outputs_written": written,
         "outputs_watched": watcher.outputs,
         "cpu_pct_of_core": round(pct, 3),
-        "sampler_cpu_pct_of_core": round(100 * sampler.cpu_s / elapsed, 3),
+        "sampler_cpu_pct_of_core": round(sampler_pct, 3),
         "idle_cpu_pct_of_core": round(100 * idle / args.seconds, 3),
     }
     print(json.dumps(line))
