@@ -8,8 +8,6 @@ Compares the measured outputs with the outputs the inputs say must exist
 - ``missing``: expected outputs with no output of that identity at all;
 - ``duplicates``: outputs beyond the first of their identity;
 - ``unexpected``: outputs whose identity no input explains;
-- ``input_ts_mismatch``: outputs whose ``input_ts_latest`` differs from the
-  expected one (the pipeline carried the wrong timestamp);
 - ``partial_windows`` (tumbling, sliding): expected location-seconds with fewer
   lanes than the location has; ``partial_window_outputs`` (tumbling): outputs
   whose own ``lanes_seen`` is below their ``num_lanes``.
@@ -28,7 +26,6 @@ COUNT_KEYS = (
     "expected",
     "missing",
     "unexpected",
-    "input_ts_mismatch",
     "partial_windows",
     "partial_window_outputs",
 )
@@ -70,19 +67,12 @@ def completeness(
     outputs, expected, all_outputs, all_expected = unify_categories(
         [outputs, expected, all_outputs, all_expected], identity
     )
-    unique_out = all_outputs.drop_duplicates(list(identity))[[*identity, s.INPUT_TS_LATEST]]
-    matched = expected[[*identity, s.INPUT_TS_LATEST]].merge(
-        unique_out, on=list(identity), how="left", suffixes=("", "_out"), indicator=True
+    unique_out = all_outputs[list(identity)].drop_duplicates()
+    matched = expected[list(identity)].merge(
+        unique_out, on=list(identity), how="left", indicator=True
     )
-    found = (matched["_merge"] == "both").to_numpy()
     counts["expected"] = len(expected)
-    counts["missing"] = int((~found).sum())
-    counts["input_ts_mismatch"] = int(
-        (
-            matched.loc[found, s.INPUT_TS_LATEST].to_numpy()
-            != matched.loc[found, f"{s.INPUT_TS_LATEST}_out"].to_numpy()
-        ).sum()
-    )
+    counts["missing"] = int((matched["_merge"] != "both").sum())
     known = (
         outputs[list(identity)]
         .drop_duplicates()

@@ -18,6 +18,9 @@ class EvaluatorConfig:
     0 keeps everything). ``end_cut_s``: seconds trimmed before the last input.
     The same time rule selects outputs and expected outputs (by their
     ``input_ts_latest``), so completeness and latency describe the same records.
+    ``sliding_window_s``, ``lookback_short_s``, ``lookback_long_s``: the sliding
+    stage's window and the two seconds its relative changes compare with (the
+    pipeline's ``window_length_ms`` and ``lookback_*_ms``), for the expected outputs.
     """
 
     warmup_s: float | None = None
@@ -25,6 +28,8 @@ class EvaluatorConfig:
     engine: Literal["pandas", "spark"] = "pandas"
     log_scale: bool = False
     sliding_window_s: int = 3
+    lookback_short_s: int = 1
+    lookback_long_s: int = 2
     batch_size: int = 50_000
     idle_timeout_s: float = 30.0
     plots: bool = True
@@ -42,6 +47,10 @@ class EvaluatorConfig:
         require(
             self.sliding_window_s >= 2,
             f"sliding_window_s must be >= 2, got {self.sliding_window_s}",
+        )
+        require(
+            0 < self.lookback_short_s < self.lookback_long_s < self.sliding_window_s,
+            "lookbacks must satisfy 0 < lookback_short_s < lookback_long_s < sliding_window_s",
         )
         require(self.batch_size > 0, f"batch_size must be > 0, got {self.batch_size}")
         require(self.idle_timeout_s > 0, f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")

@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 import pyarrow
 
+from evaluator import checks, reader, report, stages, stats
 from evaluator import expected as exp
-from evaluator import reader, report, stages, stats
 from evaluator.completeness import completeness
 from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import (
+    EXPLAINED,
     IN_RANGE,
     LATENCY,
     LATENCY_EARLIEST,
@@ -156,6 +157,9 @@ def measure(
     if any(good[c].dtype != np.int64 for c in stages.TIMES):
         good = good.astype({c: np.int64 for c in stages.TIMES})
 
+    identity = stage(run.stage).identity
+    expected_all = expected_in = None
+    malformed_inputs = None
     if inputs is not None and len(inputs):
         in_ts = inputs[TIMESTAMP].to_numpy(np.int64)
         start, end = int(in_ts.min()), int(in_ts.max())
@@ -169,38 +173,59 @@ def measure(
             "and no input records were read"
         )
     period = measured_period(start, end, config, run.start_ms, run.end_ms)
-    good = with_latencies(good, period)
-    measured = _subset(good, good[IN_RANGE].to_numpy())
-
-    identity = stage(run.stage).identity
-    expected_all = expected_in = None
-    malformed_inputs = None
     if inputs is not None:
-        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s)
+        lookbacks = (config.lookback_short_s, config.lookback_long_s)
+        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
         expected_in = _subset(
             expected_all, period.contains(expected_all[s.INPUT_TS_LATEST].to_numpy())
         )
         if not stage(run.stage).raw:
             malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
-    counts = completeness(run.stage, identity, measured, expected_in, good, expected_all)
+        # latency from the inputs' own timestamps, matched by identity; an output no
+        # input explains keeps its carried time only to be counted (unexpected)
+        rows = checks.lookup(good, expected_all, identity)
+        good = with_latencies(
+            good,
+            period,
+            checks.derived(good, expected_all, rows, s.INPUT_TS_LATEST),
+            checks.derived(good, expected_all, rows, s.INPUT_TS_EARLIEST),
+        )
+        good[EXPLAINED] = rows >= 0
+    else:
+        rows = None
+        good = with_latencies(good, period)
+        good[EXPLAINED] = True
+    in_range = good[IN_RANGE].to_numpy()
+    measured_all = _subset(good, in_range)
+    counts = completeness(run.stage, identity, measured_all, expected_in, good, expected_all)
+    carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
+    wrong: dict[str, dict] | None = None
+    if rows is not None:
+        carried, wrong = checks.check(
+            run.stage, measured_all, expected_all, rows[in_range], identity
+        )
+    explained = _subset(good, good[EXPLAINED].to_numpy())
+    measured = _subset(measured_all, measured_all[EXPLAINED].to_numpy())
 
     latency = measured[LATENCY].to_numpy()
     latency_earliest = measured[LATENCY_EARLIEST].to_numpy()
     in_measured = in_ts[period.contains(in_ts)]
     out_ts = good[TIMESTAMP].to_numpy()
-    series = stats.timeseries(out_ts, good[LATENCY].to_numpy(), in_ts)
+    series = stats.timeseries(explained[TIMESTAMP].to_numpy(), explained[LATENCY].to_numpy(), in_ts)
     measured_ts = measured[TIMESTAMP].to_numpy(np.int64)
     measured_series = stats.timeseries(measured_ts, latency, in_measured)
-    first_output_delay = (
-        int(out_ts.min()) - int(in_ts.min()) if len(out_ts) and len(in_ts) else None
-    )
+    first_output_delay = drain = None
+    if len(out_ts) and len(in_ts):
+        first_output_delay = int(out_ts.min()) - int(in_ts.min())
+        drain = int(out_ts.max()) - int(in_ts.max())
     records = {
         **counts,
+        **carried,
         "negative": int((latency < 0).sum()),
         "negative_earliest": int((latency_earliest < 0).sum()),
         "malformed_inputs": malformed_inputs,
         "malformed_outputs": int(bad.sum()),
-        "outside_window": int(len(good) - len(measured)),
+        "outside_window": int(len(good) - len(measured_all)),
         "inputs": len(in_ts),
         "inputs_measured": len(in_measured),
         "outputs_total": len(outputs),
@@ -210,12 +235,14 @@ def measure(
         "latency_ms": stats.describe(latency),
         "latency_earliest_ms": stats.describe(latency_earliest),
         "records": records,
+        "wrong": wrong,
         "throughput": throughput(
             len(in_measured),
             int(period.contains(out_ts).sum()),
             period,
             peak_output(series),
             first_output_delay,
+            drain,
         ),
         "timeseries": series,
         "steady_state": steady_state(
@@ -246,12 +273,19 @@ def build_summary(
     ``period`` (start_ms, end_ms, measured_from_ms, measured_to_ms, warmup_ms,
     end_cut_ms); ``latency_ms`` and ``latency_earliest_ms`` (count, mean, min,
     p1, p5, p25, p50, p75, p95, p99, p99_9, p99_99, max; see
-    :mod:`evaluator.stats`); ``records`` (outputs, expected, missing,
-    duplicates, unexpected, input_ts_mismatch, partial_windows,
-    partial_window_outputs, negative, negative_earliest, malformed_inputs,
-    malformed_outputs, outside_window, inputs, inputs_measured, outputs_total;
-    None where not applicable, see :mod:`evaluator.completeness`; malformed as
-    :func:`evaluator.stages.required_fields` defines it); ``throughput``:
+    :mod:`evaluator.stats`; from the inputs' timestamps, over the outputs an
+    input explains); ``records`` (outputs, expected, missing, duplicates,
+    unexpected, partial_windows, partial_window_outputs, input_ts_mismatch,
+    input_ts_earliest_mismatch, input_count_mismatch, wrong_values, negative,
+    negative_earliest, malformed_inputs, malformed_outputs, outside_window,
+    inputs, inputs_measured, outputs_total; None where not applicable, see
+    :mod:`evaluator.completeness` and :mod:`evaluator.checks`; malformed as
+    :func:`evaluator.stages.required_fields` defines it); ``wrong`` (per
+    carried field or value that disagrees with the inputs: count and
+    examples; None when no input was read); ``trusted`` (False when the
+    pipeline's outputs contradict its inputs: wrong carried timestamps or
+    counts, wrong values, unexplained outputs, negative latencies; the
+    reasons are in ``warnings``); ``throughput``:
 
     - ``input_mps``, ``output_mps``: input records and valid output records whose
       *own* broker timestamp lies in the measured period, per second of that
@@ -262,7 +296,10 @@ def build_summary(
       None without outputs;
     - ``first_output_delay_ms``: the first valid output's broker timestamp minus
       the first input's (the single-burst workload's time to first output,
-      docs/method.md#workloads), None without inputs or outputs.
+      docs/method.md#workloads), None without inputs or outputs;
+    - ``drain_ms``: the last valid output's broker timestamp minus the last
+      input's: how long the job still wrote after the input stopped (a
+      capacity probe must drain within 10 s), None without inputs or outputs.
 
     ``evaluation`` (engine, percentile_method, seconds); ``warnings`` (list of
     sentences: the run's own ``metadata["warnings"]`` — publisher behind
@@ -271,7 +308,8 @@ def build_summary(
     period: Period = result["period"]
     run_section = run.as_summary()
     run_section["bootstrap"] = run.bootstrap or bootstrap
-    own = _warnings(result["records"], config, period, run.start_ms is not None)
+    distrust = _distrust(result["records"])
+    own = distrust + _warnings(result["records"], config, period, run.start_ms is not None)
     own += _steady_warnings(result["steady_state"])
     for text in own:
         log.warning("%s", text)
@@ -293,6 +331,8 @@ def build_summary(
         "latency_ms": result["latency_ms"],
         "latency_earliest_ms": result["latency_earliest_ms"],
         "records": result["records"],
+        "wrong": result["wrong"],
+        "trusted": not distrust,
         "throughput": result["throughput"],
         "steady_state": result["steady_state"],
         "confidence": result["confidence"],
@@ -324,20 +364,42 @@ def _steady_warnings(steady: dict | None) -> list[str]:
     return []
 
 
+_DEFECTS = {
+    "input_ts_mismatch": "carry an input_ts_latest that is not their latest input's broker "
+    "timestamp (the pipeline carries a wrong clock; latencies here come from the input topics)",
+    "input_ts_earliest_mismatch": "carry an input_ts_earliest that is not their earliest "
+    "input's broker timestamp",
+    "input_count_mismatch": "carry an input_count that is not the number of their inputs",
+    "wrong_values": "have values that differ from those computed from their inputs "
+    "(see wrong in summary.json)",
+    "unexpected": "are explained by no input (they have no latency)",
+}
+
+
+def _distrust(records: dict) -> list[str]:
+    """Why this run's outputs contradict its inputs (empty: they do not)."""
+    out = [
+        f"{records[key]} outputs {what}: a pipeline defect, do not trust this run"
+        for key, what in _DEFECTS.items()
+        if records.get(key)
+    ]
+    if records["negative"]:
+        out.append(
+            f"{records['negative']} negative latencies: outputs appended before their inputs, "
+            "timestamps from different clocks; do not trust these numbers"
+        )
+    return out
+
+
 def _warnings(
     records: dict, config: EvaluatorConfig, period: Period, run_marked_start: bool
 ) -> list[str]:
     out = []
-    if records["negative"]:
-        out.append(
-            f"{records['negative']} negative latencies: timestamps from different clocks "
-            "or a pipeline carrying wrong input timestamps; do not trust these numbers"
-        )
     if records["outputs"] == 0:
         out.append("no outputs in the measured period")
     if config.warmup_s == 0 and not run_marked_start:
         out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
-    for key in ("missing", "duplicates", "unexpected", "input_ts_mismatch", "malformed_outputs"):
+    for key in ("missing", "duplicates", "malformed_outputs"):
         if records.get(key):
             out.append(f"{records[key]} {key.replace('_', ' ')} outputs")
     if period.hi < period.lo:

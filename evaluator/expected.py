@@ -70,18 +70,26 @@ def unify_categories(frames: list[pd.DataFrame], columns: tuple[str, ...]) -> li
     return result
 
 
-def expected_outputs(stage: str, inputs: pd.DataFrame, sliding_window_s: int = 3) -> pd.DataFrame:
+def expected_outputs(
+    stage: str,
+    inputs: pd.DataFrame,
+    sliding_window_s: int = 3,
+    lookbacks_s: tuple[int, int] = (1, 2),
+) -> pd.DataFrame:
     """The outputs ``stage`` must produce from ``inputs`` (the read input topics).
 
     Columns: the stage's identity, ``input_ts_latest``, ``input_ts_earliest``,
-    ``input_count``; tumbling and sliding also ``lanes_seen`` and ``num_lanes``
-    (of the window's last second).
+    ``input_count``, and the values :data:`evaluator.stages.VALUES` names
+    (parse and join: speed and flow; tumbling: flow sum, mean speed, lanes
+    seen; sliding: those of the window's last second and the relative changes
+    against ``lookbacks_s`` seconds before it); tumbling and sliding also
+    ``lanes_seen`` and ``num_lanes`` (of the window's last second).
     """
     if stage_table(stage).raw:
         return _records(inputs)
     valid = inputs[valid_mask(inputs)] if len(inputs) else inputs.iloc[0:0]
     if stage == "parse":
-        return _records(valid)
+        return _records(valid, values=True)
     joined = _join(valid)
     if stage == "join":
         return joined
@@ -89,33 +97,35 @@ def expected_outputs(stage: str, inputs: pd.DataFrame, sliding_window_s: int = 3
     if stage == "tumbling":
         return tumbling
     if stage == "sliding":
-        return _sliding(tumbling, sliding_window_s)
+        return _sliding(tumbling, sliding_window_s, lookbacks_s)
     raise ValueError(f"unknown stage {stage!r}")
 
 
-def _records(inputs: pd.DataFrame) -> pd.DataFrame:
-    """ingest and parse: one output per input record, carrying its own timestamp."""
-    return pd.DataFrame(
-        {
-            s.SOURCE_TOPIC: inputs[TOPIC].astype("category"),
-            s.SOURCE_PARTITION: inputs[PARTITION].astype(np.int32),
-            s.SOURCE_OFFSET: inputs[OFFSET].astype(np.int64),
-            s.INPUT_TS_LATEST: inputs[TIMESTAMP].astype(np.int64),
-            s.INPUT_TS_EARLIEST: inputs[TIMESTAMP].astype(np.int64),
-            s.INPUT_COUNT: np.ones(len(inputs), np.int64),
-        }
-    ).reset_index(drop=True)
+def _records(inputs: pd.DataFrame, values: bool = False) -> pd.DataFrame:
+    """ingest and parse: one output per input record, carrying its own timestamp
+    (parse: and its speed or flow)."""
+    columns = {
+        s.SOURCE_TOPIC: inputs[TOPIC].astype("category"),
+        s.SOURCE_PARTITION: inputs[PARTITION].astype(np.int32),
+        s.SOURCE_OFFSET: inputs[OFFSET].astype(np.int64),
+        s.INPUT_TS_LATEST: inputs[TIMESTAMP].astype(np.int64),
+        s.INPUT_TS_EARLIEST: inputs[TIMESTAMP].astype(np.int64),
+        s.INPUT_COUNT: np.ones(len(inputs), np.int64),
+    }
+    if values:
+        columns.update({k: inputs[k].astype(float) for k in s.KINDS})
+    return pd.DataFrame(columns).reset_index(drop=True)
 
 
 def _join(valid: pd.DataFrame) -> pd.DataFrame:
     """One output per (location, lane, observation time) present in both kinds."""
     key = [s.LOCATION_ID, s.LANE, s.OBSERVATION_TS]
     cols = [*key, TIMESTAMP, s.NUM_LANES]
-    speed = valid.loc[valid[s.SPEED].notna(), cols].drop_duplicates(key)
-    flow = valid.loc[valid[s.FLOW].notna(), cols].drop_duplicates(key)
+    speed = valid.loc[valid[s.SPEED].notna(), [*cols, s.SPEED]].drop_duplicates(key)
+    flow = valid.loc[valid[s.FLOW].notna(), [*cols, s.FLOW]].drop_duplicates(key)
     both = speed.merge(flow, on=key, suffixes=("_s", "_f"), how="inner")
     ts_s, ts_f = both[f"{TIMESTAMP}_s"].to_numpy(), both[f"{TIMESTAMP}_f"].to_numpy()
-    out = both[key].copy()
+    out = both[[*key, s.SPEED, s.FLOW]].copy()
     out[s.INPUT_TS_LATEST] = np.maximum(ts_s, ts_f).astype(np.int64)
     out[s.INPUT_TS_EARLIEST] = np.minimum(ts_s, ts_f).astype(np.int64)
     out[s.INPUT_COUNT] = np.full(len(out), 2, np.int64)
@@ -136,15 +146,26 @@ def _tumbling(joined: pd.DataFrame) -> pd.DataFrame:
             s.INPUT_COUNT: (s.INPUT_COUNT, "sum"),
             s.LANES_SEEN: (s.LANE, "nunique"),
             s.NUM_LANES: (s.NUM_LANES, "max"),
+            s.FLOW_SUM: (s.FLOW, "sum"),
+            s.SPEED_AVG: (s.SPEED, "mean"),
         }
     ).reset_index()
     out[s.WINDOW_END] = out[s.WINDOW_START] + SECOND_MS
-    return out.astype({c: np.int64 for c in out.columns if c != s.LOCATION_ID})
+    return out.astype({c: np.int64 for c in out.columns if c not in _NOT_INT})
 
 
-def _sliding(tumbling: pd.DataFrame, window_s: int) -> pd.DataFrame:
+_NOT_INT = (s.LOCATION_ID, s.FLOW_SUM, s.SPEED_AVG, *s.KINDS)
+_CHANGES = {
+    s.FLOW_SUM: (s.FLOW_CHANGE_SHORT, s.FLOW_CHANGE_LONG),
+    s.SPEED_AVG: (s.SPEED_CHANGE_SHORT, s.SPEED_CHANGE_LONG),
+}
+
+
+def _sliding(tumbling: pd.DataFrame, window_s: int, lookbacks_s: tuple[int, int]) -> pd.DataFrame:
     """One output per tumbling result (location, second t), over the present
-    seconds of [t + 1 s − L, t + 1 s)."""
+    seconds of [t + 1 s − L, t + 1 s); the values of second t, and their relative
+    change against seconds t − short and t − long ((now − then) / then; NaN when
+    that second has no result or its value is 0)."""
     cols = [s.LOCATION_ID, s.WINDOW_START, s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT]
     # a tumbling second u lies in the windows whose last second is u, u + 1 s, …
     shifted = pd.concat(
@@ -165,9 +186,21 @@ def _sliding(tumbling: pd.DataFrame, window_s: int) -> pd.DataFrame:
         )
         .reset_index()
     )
-    last = tumbling[[s.LOCATION_ID, s.WINDOW_START, s.LANES_SEEN, s.NUM_LANES]]
-    out = last.merge(agg, on=[s.LOCATION_ID, s.WINDOW_START], how="inner")
+    key = [s.LOCATION_ID, s.WINDOW_START]
+    values = [*key, *_CHANGES]
+    last = tumbling[[*values, s.LANES_SEEN, s.NUM_LANES]]
+    out = last.merge(agg, on=key, how="inner")
+    for back_s, which in zip(lookbacks_s, (0, 1), strict=True):
+        then = tumbling[values].assign(
+            **{s.WINDOW_START: tumbling[s.WINDOW_START] + back_s * SECOND_MS}
+        )
+        then = out[key].merge(then, on=key, how="left")
+        for value, changes in _CHANGES.items():
+            now, before = out[value].to_numpy(float), then[value].to_numpy(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[changes[which]] = np.where(before != 0, (now - before) / before, np.nan)
     last_second = out[s.WINDOW_START]
     out[s.WINDOW_END] = last_second + SECOND_MS
     out[s.WINDOW_START] = last_second + SECOND_MS - window_s * SECOND_MS
-    return out.astype({c: np.int64 for c in out.columns if c != s.LOCATION_ID})
+    floats = (*_NOT_INT, *(c for pair in _CHANGES.values() for c in pair))
+    return out.astype({c: np.int64 for c in out.columns if c not in floats})

@@ -1,8 +1,10 @@
 """Per-output latency from one broker clock, and the measured period.
 
-latency = LogAppendTime(output) − ``input_ts_latest`` (primary; also against
-``input_ts_earliest``), in ms. Negative values are impossible on one clock;
-they are kept as they are (never clamped) and counted as a measurement error.
+latency = LogAppendTime(output) − LogAppendTime of its latest input (primary;
+also of its earliest input), in ms. The input timestamps are the ones the
+evaluator derives from the input topics (:mod:`evaluator.checks`), never the
+ones the pipeline carried. Negative values are impossible on one clock; they
+are kept as they are (never clamped) and counted as a measurement error.
 """
 
 from dataclasses import dataclass
@@ -17,6 +19,8 @@ from ground import contract as s
 LATENCY = "latency_ms"
 LATENCY_EARLIEST = "latency_earliest_ms"
 IN_RANGE = "in_range"
+EXPLAINED = "explained"
+"""Whether an input explains the output (its identity is expected): only those have a latency."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,26 @@ def measured_period(
     return Period(start=int(start), end=int(end), lo=int(lo), hi=int(hi))
 
 
-def with_latencies(outputs: pd.DataFrame, period: Period) -> pd.DataFrame:
+def with_latencies(
+    outputs: pd.DataFrame,
+    period: Period,
+    latest: np.ndarray | None = None,
+    earliest: np.ndarray | None = None,
+) -> pd.DataFrame:
     """``outputs`` plus latency columns and the in-range flag (a shallow copy:
-    the caller's frame is not changed and its columns are not copied)."""
+    the caller's frame is not changed and its columns are not copied).
+
+    ``latest``/``earliest``: each output's input timestamps derived from the input
+    topics (default: the carried ``input_ts_latest``/``input_ts_earliest``, when no
+    input was read).
+    """
     ts = outputs[TIMESTAMP].to_numpy(np.int64)
-    latest = outputs[s.INPUT_TS_LATEST].to_numpy()
+    if latest is None:
+        latest = outputs[s.INPUT_TS_LATEST].to_numpy()
+    if earliest is None:
+        earliest = outputs[s.INPUT_TS_EARLIEST].to_numpy()
     frame = outputs.copy(deep=False)
     frame[LATENCY] = ts - latest
-    frame[LATENCY_EARLIEST] = ts - outputs[s.INPUT_TS_EARLIEST].to_numpy()
+    frame[LATENCY_EARLIEST] = ts - earliest
     frame[IN_RANGE] = period.contains(latest)
     return frame

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluator.latency import IN_RANGE, LATENCY
+from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from ground import rundir
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def run_plots(
     label = _label(summary["run"])
     frame = result.get("latencies")
     values = (
-        frame.loc[frame[IN_RANGE].to_numpy(), LATENCY].to_numpy()
+        frame.loc[frame[IN_RANGE].to_numpy() & frame[EXPLAINED].to_numpy(), LATENCY].to_numpy()
         if frame is not None
         else np.zeros(0)
     )

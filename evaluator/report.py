@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from evaluator import plots
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import IN_RANGE, LATENCY
+from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.stats import STAT_KEYS
 from ground import rundir
 from ground.errors import EvaluationError
@@ -50,7 +50,7 @@ def write(
         result["write_latencies"](out_dir / rundir.LATENCIES)
         if config.plots:
             result["latencies"] = pd.read_parquet(
-                out_dir / rundir.LATENCIES, columns=[LATENCY, IN_RANGE]
+                out_dir / rundir.LATENCIES, columns=[LATENCY, IN_RANGE, EXPLAINED]
             )
     result["timeseries"].to_csv(out_dir / rundir.TIMESERIES, index=False)
     images: list[Path] = []
@@ -88,6 +88,14 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         f"Workload {run['workload']}, rate {run['rate']} msg/s, duration {run['duration_s']} s, "
         f"output topic `{run['output_topic']}`, inputs {', '.join(run['input_topics']) or '-'}.",
         "",
+    ]
+    if not summary["trusted"]:
+        lines += [
+            "**Not trusted:** the outputs contradict their inputs (see Warnings and "
+            "Wrong fields); the latencies below are computed from the input topics.",
+            "",
+        ]
+    lines += [
         "## Latency (ms, broker clock)",
         "",
         "| statistic | latest input | earliest input |",
@@ -119,6 +127,16 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         f"first output {_fmt(thr.get('first_output_delay_ms'))} ms after the first input.",
         "",
     ]
+    if summary["wrong"]:
+        lines += ["## Wrong fields", "", "| field | outputs | example (output vs expected) |"]
+        lines += ["|---|---:|---|"]
+        for name, wrong in summary["wrong"].items():
+            ex = wrong["examples"][0]
+            ident = ", ".join(f"{k}={v}" for k, v in ex.items() if k not in ("output", "expected"))
+            lines.append(
+                f"| {name} | {wrong['count']} | {ident}: {ex['output']} vs {ex['expected']} |"
+            )
+        lines.append("")
     if summary["warnings"]:
         lines += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
     if images:

@@ -2,15 +2,20 @@
 
 Same definitions as the pandas engine (:mod:`evaluator.evaluation`), expressed
 with Spark DataFrames over the Kafka batch source: the end offsets are fixed
-once before reading (so every Spark action sees the same records), latencies
-come from the Kafka ``timestamp`` column, and percentiles use Spark's exact
-``percentile`` (linear interpolation, as numpy's default), so both engines
-give identical statistics. Only small results (the statistics, the per-second
-series) come back to the driver; latencies.parquet is written by Spark.
+once before reading (so every Spark action sees the same records); each output
+is joined by its identity to the output its inputs imply (:func:`_expected`,
+as :func:`evaluator.expected.expected_outputs`), its latency is its Kafka
+``timestamp`` minus the broker timestamps of those inputs, and its carried
+fields and values are checked as :mod:`evaluator.checks` does. Percentiles
+use Spark's exact ``percentile`` (linear interpolation, as numpy's default),
+so both engines give identical statistics. Only small results (the counts,
+the statistics, the per-second series, a few examples of wrong fields) come
+back to the driver; latencies.parquet is written by Spark.
 """
 
 import json
 import logging
+import math
 from typing import Any
 
 import pandas as pd
@@ -19,10 +24,10 @@ from confluent_kafka import Consumer
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from evaluator import reader, stages
+from evaluator import checks, reader, stages
 from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
+from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
 from evaluator.reader import MALFORMED as BAD
 from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC, not_log_append_time
 from evaluator.reader import TIMESTAMP as TS
@@ -134,9 +139,10 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
 
     for key, value in NO_PARTIAL_RESULTS.items():
         spark.conf.set(key, value)
-    identity = list(stage(run.stage).identity)
+    table = stage(run.stage)
+    identity = list(table.identity)
     out_raw = _kafka(spark, bootstrap, (run.output_topic,))
-    outputs = _parsed(out_raw, stages.output_schema(run.stage), stage(run.stage).raw)
+    outputs = _parsed(out_raw, stages.output_schema(run.stage), table.raw)
     # malformed outputs as evaluator.stages.required_fields defines them
     good_cond = F.lit(True)
     for name in stages.required_fields(run.stage):
@@ -146,14 +152,16 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     outputs_total = out_raw.count()
     good = outputs.filter(~F.col(BAD)).drop(BAD, "_value")
 
-    inputs = None
+    inputs = expected_all = None
+    first_input = None
     if run.input_topics:
         in_raw = _kafka(spark, bootstrap, run.input_topics)
-        inputs = in_raw if stage(run.stage).raw else _valid_inputs(in_raw)
+        inputs = in_raw if table.raw else _valid_inputs(in_raw)
         inputs = inputs.cache()
-        bounds = inputs.agg(F.min(TS), F.max(TS), F.count(F.lit(1))).first()
-    else:
-        bounds = good.agg(F.min(s.INPUT_TS_LATEST), F.max(s.INPUT_TS_LATEST), F.lit(0)).first()
+        first_input, last_input = inputs.agg(F.min(TS), F.max(TS)).first()
+        bounds = (first_input, last_input)
+    if first_input is None:  # no input read: the period from the carried timestamps
+        bounds = good.agg(F.min(s.INPUT_TS_LATEST), F.max(s.INPUT_TS_LATEST)).first()
     if bounds[0] is None:
         raise EvaluationError(
             f"nothing to evaluate: output topic {run.output_topic!r} has no valid records "
@@ -161,58 +169,118 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         )
     period = measured_period(int(bounds[0]), int(bounds[1]), config, run.start_ms, run.end_ms)
 
-    def in_period(col: str):
-        return (F.col(col) >= period.lo) & (F.col(col) <= period.hi)
+    def in_period(col):
+        col = F.col(col) if isinstance(col, str) else col
+        return (col >= period.lo) & (col <= period.hi)
 
+    checked: list[str] = []
+    if inputs is not None:
+        lookbacks = (config.lookback_short_s, config.lookback_long_s)
+        expected_all = _expected(run.stage, inputs, config.sliding_window_s, lookbacks).cache()
+        # latency from the inputs' own timestamps, matched by identity; an output no
+        # input explains keeps its carried time only to be counted (unexpected)
+        checked = [
+            c
+            for c in (*checks.CARRIED, *stages.VALUES.get(run.stage, ()))
+            if c in good.columns and c in expected_all.columns
+        ]
+        good = _explained(good, expected_all, identity, checked)
+        latest, earliest = _derived(s.INPUT_TS_LATEST), _derived(s.INPUT_TS_EARLIEST)
+    else:
+        good = good.withColumn(EXPLAINED, F.lit(True))
+        latest, earliest = F.col(s.INPUT_TS_LATEST), F.col(s.INPUT_TS_EARLIEST)
     good = good.withColumns(
         {
-            LATENCY: F.col(TS) - F.col(s.INPUT_TS_LATEST),
-            LATENCY_EARLIEST: F.col(TS) - F.col(s.INPUT_TS_EARLIEST),
-            IN_RANGE: in_period(s.INPUT_TS_LATEST),
+            LATENCY: F.col(TS) - latest,
+            LATENCY_EARLIEST: F.col(TS) - earliest,
+            IN_RANGE: in_period(latest),
         }
     ).cache()
-    measured = good.filter(F.col(IN_RANGE))
+    measured_all = good.filter(F.col(IN_RANGE))
+    measured = measured_all.filter(F.col(EXPLAINED))
 
-    n_measured = measured.count()
+    # one pass over the outputs for every per-output count
+    is_measured = F.col(IN_RANGE) & F.col(EXPLAINED)
+    wrong_flags = {c: _wrong(c, exact=c in checks.CARRIED) for c in checked}
+    value_flags = [flag for c, flag in wrong_flags.items() if c not in checks.CARRIED]
+    any_value_wrong = F.lit(False)
+    for flag in value_flags:
+        any_value_wrong |= flag
+    partial_output = (
+        F.col(s.LANES_SEEN) < F.col(s.NUM_LANES) if run.stage == "tumbling" else F.lit(False)
+    )
+    per_output = {
+        "good": F.lit(True),
+        "outputs": F.col(IN_RANGE),
+        "unexpected": F.col(IN_RANGE) & ~F.col(EXPLAINED),
+        "partial_window_outputs": F.col(IN_RANGE) & partial_output,
+        "negative": is_measured & (F.col(LATENCY) < 0),
+        "negative_earliest": is_measured & (F.col(LATENCY_EARLIEST) < 0),
+        "wrong_values": is_measured & any_value_wrong,
+        "out_in_period": in_period(TS),
+        **{f"_wrong_{c}": is_measured & flag for c, flag in wrong_flags.items()},
+    }
+    counts = good.agg(
+        F.min(TS).alias("first"),
+        F.max(TS).alias("last"),
+        *[F.count(F.when(cond, 1)).alias(k) for k, cond in per_output.items()],
+    ).first()
+
+    n_measured = counts["outputs"]
     records: dict[str, Any] = empty_counts(
-        n_measured, n_measured - measured.select(*identity).distinct().count()
+        n_measured, n_measured - measured_all.select(*identity).distinct().count()
     )
     if run.stage == "tumbling":
-        records["partial_window_outputs"] = measured.filter(
-            F.col(s.LANES_SEEN) < F.col(s.NUM_LANES)
-        ).count()
+        records["partial_window_outputs"] = counts["partial_window_outputs"]
     malformed_inputs = None
     inputs_total = inputs_measured = 0
+    wrong: dict[str, dict] | None = None
+    carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
     if inputs is not None:
-        inputs_total = inputs.count()
-        inputs_measured = inputs.filter(in_period(TS)).count()
-        if not stage(run.stage).raw:
-            malformed_inputs = inputs.filter(~F.col("_valid")).count()
-        expected_all = _expected(run.stage, inputs, config.sliding_window_s).cache()
+        malformed = [] if table.raw else [F.count(F.when(~F.col("_valid"), 1)).alias("bad")]
+        row = inputs.agg(
+            F.count(F.lit(1)).alias("total"),
+            F.count(F.when(in_period(TS), 1)).alias("measured"),
+            *malformed,
+        ).first()
+        inputs_total, inputs_measured = row["total"], row["measured"]
+        if malformed:
+            malformed_inputs = row["bad"]
         expected_in = expected_all.filter(in_period(s.INPUT_TS_LATEST))
-        unique_out = good.dropDuplicates(identity).select(
-            *identity, F.col(s.INPUT_TS_LATEST).alias("_out_latest")
+        found = good.select(*identity).distinct().withColumn("_found", F.lit(True))
+        partial = F.col(s.LANES_SEEN) < F.col(s.NUM_LANES) if table.window else F.lit(False)
+        row = (
+            expected_in.join(found, identity, "left")
+            .agg(
+                F.count(F.lit(1)).alias("expected"),
+                F.count(F.when(F.col("_found").isNull(), 1)).alias("missing"),
+                F.count(F.when(partial, 1)).alias("partial_windows"),
+            )
+            .first()
         )
-        matched = expected_in.join(unique_out, identity, "left")
-        records["expected"] = expected_in.count()
-        records["missing"] = matched.filter(F.col("_out_latest").isNull()).count()
-        records["input_ts_mismatch"] = matched.filter(
-            F.col("_out_latest").isNotNull() & (F.col("_out_latest") != F.col(s.INPUT_TS_LATEST))
-        ).count()
-        records["unexpected"] = measured.join(
-            expected_all.select(*identity).distinct(), identity, "left_anti"
-        ).count()
-        if run.stage in ("tumbling", "sliding"):
-            records["partial_windows"] = expected_in.filter(
-                F.col(s.LANES_SEEN) < F.col(s.NUM_LANES)
-            ).count()
+        records.update(expected=row["expected"], missing=row["missing"])
+        records["unexpected"] = counts["unexpected"]
+        if table.window:
+            records["partial_windows"] = row["partial_windows"]
+        wrong_counts = {c: counts[f"_wrong_{c}"] for c in checked}
+        carried = {
+            key: wrong_counts.get(field, 0)
+            for key, field in zip(checks.CARRIED_KEYS, checks.CARRIED, strict=True)
+        }
+        carried["wrong_values"] = counts["wrong_values"]
+        wrong = {
+            c: {"count": n, "examples": _examples(measured, wrong_flags[c], c, identity)}
+            for c, n in wrong_counts.items()
+            if n
+        }
+    records.update(carried)
     records.update(
         {
-            "negative": measured.filter(F.col(LATENCY) < 0).count(),
-            "negative_earliest": measured.filter(F.col(LATENCY_EARLIEST) < 0).count(),
+            "negative": counts["negative"],
+            "negative_earliest": counts["negative_earliest"],
             "malformed_inputs": malformed_inputs,
             "malformed_outputs": malformed_outputs,
-            "outside_window": good.count() - records["outputs"],
+            "outside_window": counts["good"] - n_measured,
             "inputs": inputs_total,
             "inputs_measured": inputs_measured,
             "outputs_total": outputs_total,
@@ -226,27 +294,25 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         *[c for c in good.columns if not c.startswith("_") and c not in (PARTITION, OFFSET, TS)],
     )
     in_ts = inputs.select(TS) if inputs is not None else None
-    series = _timeseries(good, in_ts)
+    series = _timeseries(good.filter(F.col(EXPLAINED)), in_ts)
     measured_series = _timeseries(measured, None)
-    out_times = good.agg(
-        F.min(TS).alias("first"), F.count(F.when(in_period(TS), 1)).alias("in_period")
-    ).first()
-    first_output_delay = (
-        int(out_times["first"]) - int(bounds[0])
-        if inputs is not None and out_times["first"] is not None
-        else None
-    )
+    first_output_delay = drain = None
+    if first_input is not None and counts["first"] is not None:
+        first_output_delay = int(counts["first"]) - int(first_input)
+        drain = int(counts["last"]) - int(last_input)
     return {
         "period": period,
         "latency_ms": _describe(measured, LATENCY),
         "latency_earliest_ms": _describe(measured, LATENCY_EARLIEST),
         "records": records,
+        "wrong": wrong,
         "throughput": throughput(
             inputs_measured,
-            int(out_times["in_period"]),
+            int(counts["out_in_period"]),
             period,
             peak_output(series),
             first_output_delay,
+            drain,
         ),
         "timeseries": series,
         "steady_state": steady_state(
@@ -258,6 +324,73 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         "write_latencies": lambda path: latencies.write.mode("overwrite").parquet(str(path)),
         "engine": "spark",
     }
+
+
+_WANT = "_want_"
+"""Prefix of an expected output's columns joined to its output (dropped from latencies.parquet)."""
+
+
+def _explained(good, expected, identity: list[str], checked: list[str]):
+    """``good`` with :data:`EXPLAINED` and, per ``checked`` field, the value of the
+    expected output of the same identity (``_want_<field>``; null when unexpected)."""
+
+    twin = expected.select(
+        *identity,
+        F.lit(True).alias(EXPLAINED),
+        *[F.col(c).alias(_WANT + c) for c in checked],
+    )
+    return good.join(twin, identity, "left").select(
+        *good.columns,
+        F.coalesce(F.col(EXPLAINED), F.lit(False)).alias(EXPLAINED),
+        *[_WANT + c for c in checked],
+    )
+
+
+def _derived(field: str):
+    """The expected ``field`` of an explained output, its own otherwise (:func:`checks.derived`)."""
+
+    return F.when(F.col(EXPLAINED), F.col(_WANT + field)).otherwise(F.col(field))
+
+
+def _wrong(field: str, exact: bool):
+    """Whether an explained output's ``field`` differs from the expected, as
+    :func:`evaluator.checks.check` decides (never null)."""
+
+    got, want = F.col(field), F.col(_WANT + field)
+    if exact:
+        return ~got.eqNullSafe(want)
+    got, want = got.cast("double"), want.cast("double")
+    missing_got = got.isNull() | F.isnan(got)
+    missing_want = want.isNull() | F.isnan(want)
+    # numpy's isclose: |a − b| <= atol + rtol·|b| (equal infinities are close)
+    close = (got == want) | (F.abs(got - want) <= F.lit(checks.RTOL) + checks.RTOL * F.abs(want))
+    return (missing_got != missing_want) | (~missing_got & ~missing_want & ~close)
+
+
+def _examples(measured, flag, field: str, identity: list[str]) -> list[dict]:
+    """The first :data:`checks.EXAMPLES` outputs where ``flag``, by partition and offset
+    (the pandas reader's order within a partition)."""
+
+    rows = (
+        measured.filter(flag)
+        .orderBy(PARTITION, OFFSET)
+        .select(*identity, field, _WANT + field)
+        .limit(checks.EXAMPLES)
+        .collect()
+    )
+    return [
+        {
+            **{k: _plain(row[k]) for k in identity},
+            "output": _plain(row[field]),
+            "expected": _plain(row[_WANT + field]),
+        }
+        for row in rows
+    ]
+
+
+def _plain(value):
+    """A JSON-friendly scalar (NaN as None, as :mod:`evaluator.checks` reports it)."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _valid_inputs(raw):
@@ -274,15 +407,20 @@ def _valid_inputs(raw):
     return parsed.withColumn("_valid", F.coalesce(valid, F.lit(False))).drop("_value")
 
 
-def _expected(name: str, inputs, window_s: int):
+def _expected(name: str, inputs, window_s: int, lookbacks_s: tuple[int, int]):
+    """:func:`evaluator.expected.expected_outputs` in Spark: the same rows and columns."""
+
     if not stage(name).stateful:
         rows = inputs if stage(name).raw else inputs.filter(F.col("_valid"))
+        values = [] if stage(name).raw else [F.col(k).cast("double").alias(k) for k in s.KINDS]
         return rows.select(
             F.col(TOPIC).alias(s.SOURCE_TOPIC),
             F.col(PARTITION).cast("bigint").alias(s.SOURCE_PARTITION),
             F.col(OFFSET).alias(s.SOURCE_OFFSET),
             F.col(TS).alias(s.INPUT_TS_LATEST),
             F.col(TS).alias(s.INPUT_TS_EARLIEST),
+            F.lit(1).cast("bigint").alias(s.INPUT_COUNT),
+            *values,
         )
     key = [s.LOCATION_ID, s.LANE, s.OBSERVATION_TS]
     valid = inputs.filter(F.col("_valid"))
@@ -294,7 +432,10 @@ def _expected(name: str, inputs, window_s: int):
         first = Window.partitionBy(*key).orderBy(TOPIC, PARTITION, OFFSET)
         rows = rows.withColumn("_n", F.row_number().over(first)).filter(F.col("_n") == 1)
         return rows.select(
-            *key, F.col(TS).alias(f"_ts_{tag}"), F.col(s.NUM_LANES).alias(f"_nl_{tag}")
+            *key,
+            F.col(TS).alias(f"_ts_{tag}"),
+            F.col(s.NUM_LANES).alias(f"_nl_{tag}"),
+            F.col(kind).cast("double").alias(kind),
         )
 
     joined = (
@@ -302,6 +443,8 @@ def _expected(name: str, inputs, window_s: int):
         .join(side(s.FLOW, "f"), key, "inner")
         .select(
             *key,
+            s.SPEED,
+            s.FLOW,
             F.greatest("_ts_s", "_ts_f").alias(s.INPUT_TS_LATEST),
             F.least("_ts_s", "_ts_f").alias(s.INPUT_TS_EARLIEST),
             F.lit(2).cast("bigint").alias(s.INPUT_COUNT),
@@ -319,8 +462,11 @@ def _expected(name: str, inputs, window_s: int):
             F.sum(s.INPUT_COUNT).alias(s.INPUT_COUNT),
             F.countDistinct(s.LANE).alias(s.LANES_SEEN),
             F.max(s.NUM_LANES).alias(s.NUM_LANES),
+            F.sum(s.FLOW).alias(s.FLOW_SUM),
+            F.avg(s.SPEED).alias(s.SPEED_AVG),
         )
         .withColumn(s.WINDOW_START, F.col(s.WINDOW_START).cast("bigint"))
+        .withColumn(s.WINDOW_END, F.col(s.WINDOW_START) + SECOND_MS)
     )
     if name == "tumbling":
         return tumbling
@@ -337,10 +483,31 @@ def _expected(name: str, inputs, window_s: int):
         F.min(s.INPUT_TS_EARLIEST).alias(s.INPUT_TS_EARLIEST),
         F.sum(s.INPUT_COUNT).alias(s.INPUT_COUNT),
     )
+    key = [s.LOCATION_ID, "_last"]
+    values = (s.FLOW_SUM, s.SPEED_AVG)
     last = tumbling.select(
-        s.LOCATION_ID, F.col(s.WINDOW_START).alias("_last"), s.LANES_SEEN, s.NUM_LANES
+        s.LOCATION_ID,
+        F.col(s.WINDOW_START).alias("_last"),
+        s.LANES_SEEN,
+        s.NUM_LANES,
+        *values,
     )
-    return last.join(agg, [s.LOCATION_ID, "_last"], "inner").select(
+    out = last.join(agg, key, "inner")
+    changes = []
+    for back_s, which in zip(lookbacks_s, (0, 1), strict=True):
+        # the tumbling second back_s seconds before the window's last one
+        then = tumbling.select(
+            s.LOCATION_ID,
+            (F.col(s.WINDOW_START) + back_s * SECOND_MS).alias("_last"),
+            *[F.col(v).alias(f"_then{which}_{v}") for v in values],
+        )
+        out = out.join(then, key, "left")
+        for value, names in _CHANGES.items():
+            before = F.col(f"_then{which}_{value}")
+            # (now − then) / then; null (NaN in pandas) without that second or when it is 0
+            change = F.when(before != 0, F.try_divide(F.col(value) - before, before))
+            changes.append(change.alias(names[which]))
+    return out.select(
         s.LOCATION_ID,
         (F.col("_last") + SECOND_MS - window_s * SECOND_MS).alias(s.WINDOW_START),
         (F.col("_last") + SECOND_MS).alias(s.WINDOW_END),
@@ -349,7 +516,16 @@ def _expected(name: str, inputs, window_s: int):
         s.INPUT_COUNT,
         s.LANES_SEEN,
         s.NUM_LANES,
+        *values,
+        *changes,
     )
+
+
+_CHANGES = {
+    s.FLOW_SUM: (s.FLOW_CHANGE_SHORT, s.FLOW_CHANGE_LONG),
+    s.SPEED_AVG: (s.SPEED_CHANGE_SHORT, s.SPEED_CHANGE_LONG),
+}
+"""Per sliding value, its relative changes against the short and long lookback."""
 
 
 def _describe(frame, col: str) -> dict[str, Any]:

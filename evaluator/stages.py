@@ -25,9 +25,33 @@ _TYPES = {
     s.WINDOW_END: pa.int64(),
     s.LANES_SEEN: pa.int64(),
     s.NUM_LANES: pa.int64(),
+    s.SPEED: pa.float64(),
+    s.FLOW: pa.float64(),
+    s.FLOW_SUM: pa.float64(),
+    s.SPEED_AVG: pa.float64(),
+    s.FLOW_CHANGE_SHORT: pa.float64(),
+    s.FLOW_CHANGE_LONG: pa.float64(),
+    s.SPEED_CHANGE_SHORT: pa.float64(),
+    s.SPEED_CHANGE_LONG: pa.float64(),
 }
 
-_EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.LANES_SEEN, s.NUM_LANES)}
+VALUES: dict[str, tuple[str, ...]] = {
+    "parse": (s.SPEED, s.FLOW),
+    "join": (s.SPEED, s.FLOW),
+    "tumbling": (s.FLOW_SUM, s.SPEED_AVG, s.LANES_SEEN),
+    "sliding": (
+        s.FLOW_SUM,
+        s.SPEED_AVG,
+        s.FLOW_CHANGE_SHORT,
+        s.FLOW_CHANGE_LONG,
+        s.SPEED_CHANGE_SHORT,
+        s.SPEED_CHANGE_LONG,
+    ),
+}
+"""Per stage, the output values the evaluator recomputes from the inputs and checks
+(:mod:`evaluator.checks`); ingest and the floor copy values, which their identity checks."""
+
+_EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,)}
 
 INPUT_SCHEMA = pa.schema(
     [
@@ -62,5 +86,11 @@ def required_fields(stage: str) -> tuple[str, ...]:
 
 def output_schema(stage: str) -> pa.Schema:
     """The output fields the evaluator reads for ``stage`` (others are ignored)."""
-    names = (*TIMES, *stage_table(stage).identity, *_EXTRA.get(stage, ()))
+    names = (
+        *TIMES,
+        s.INPUT_COUNT,
+        *stage_table(stage).identity,
+        *VALUES.get(stage, ()),
+        *_EXTRA.get(stage, ()),
+    )
     return pa.schema([(n, _TYPES[n]) for n in dict.fromkeys(names)])

@@ -23,8 +23,12 @@ from scipy import stats
 
 MIN_POINTS = 5
 SECONDS_PER_MINUTE = 60.0
-# The tolerance compares the change over this span with the median.
+# The live warm-up check's tolerance compares the change over this span with the median.
 TOLERANCE_SPAN_S = 10.0
+PERIOD_TOLERANCE = 0.10
+"""The measured period is steady when its latency changes by less than this share of its
+median over the whole period (a trend the interval cannot rule out aside): a 10 s span
+would let a long period drift by far more."""
 
 Verdict = Literal["steady", "rising", "falling"]
 
@@ -41,7 +45,12 @@ class Trend:
     verdict: Verdict
 
 
-def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = 0.03) -> Trend:
+def trend(
+    seconds: np.ndarray,
+    values: np.ndarray,
+    tolerance: float = 0.03,
+    span_s: float | None = TOLERANCE_SPAN_S,
+) -> Trend:
     """Theil–Sen slope, its 95 % interval, Mann–Kendall p-value and a verdict.
 
     ``seconds`` increase strictly (gaps allowed); ``values`` are latencies in ms,
@@ -49,8 +58,9 @@ def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = 0.03) -> T
     dropped; ``Trend.seconds`` counts the points used.
 
     Verdict: ``steady`` when the 95 % interval of the slope contains 0, or when
-    the change is negligible: the slope over 10 s is smaller than ``tolerance``
-    (default 0.03, i.e. 3 %) of the series median in absolute value. Otherwise
+    the change is negligible: the slope over ``span_s`` (10 s; None: the whole
+    series, first to last second) is smaller than ``tolerance`` (default 0.03,
+    i.e. 3 %) of the series median in absolute value. Otherwise
     ``rising`` if the slope is positive, ``falling`` if negative. ``mk_p`` is
     reported for the reader and does not enter the verdict.
 
@@ -63,21 +73,23 @@ def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = 0.03) -> T
     # Relative to the first second: pairwise differences stay exact for epoch seconds.
     slope, _, low, high = stats.theilslopes(y, x - x[0], alpha=0.95)
     median = float(np.median(y))
+    span = float(x[-1] - x[0]) if span_s is None else span_s
     return Trend(
         slope_ms_per_min=float(slope) * SECONDS_PER_MINUTE,
         ci95=(float(low) * SECONDS_PER_MINUTE, float(high) * SECONDS_PER_MINUTE),
         mk_p=_mann_kendall_p(x, y),
         median_ms=median,
         seconds=int(x.size),
-        verdict=_verdict(float(slope), float(low), float(high), median, tolerance),
+        verdict=_verdict(float(slope), float(low), float(high), median, tolerance, span),
     )
 
 
 def steady_state(seconds: np.ndarray, values: np.ndarray) -> dict | None:
     """The ``steady_state`` section of summary.json for a measured period's per-second
-    p50; None when it has fewer than ``MIN_POINTS`` seconds with outputs."""
+    p50 (tolerance: :data:`PERIOD_TOLERANCE` over the whole period); None when it has
+    fewer than ``MIN_POINTS`` seconds with outputs."""
     try:
-        t = trend(seconds, values)
+        t = trend(seconds, values, PERIOD_TOLERANCE, span_s=None)
     except ValueError:
         return None
     return {
@@ -161,7 +173,9 @@ def _mann_kendall_p(x: np.ndarray, y: np.ndarray) -> float:
     return 1.0 if np.isnan(p) else float(p)
 
 
-def _verdict(slope: float, low: float, high: float, median: float, tolerance: float) -> Verdict:
-    if low <= 0.0 <= high or abs(slope) * TOLERANCE_SPAN_S < tolerance * abs(median):
+def _verdict(
+    slope: float, low: float, high: float, median: float, tolerance: float, span_s: float
+) -> Verdict:
+    if low <= 0.0 <= high or abs(slope) * span_s < tolerance * abs(median):
         return "steady"
     return "rising" if slope > 0 else "falling"

@@ -11,10 +11,11 @@ def throughput(
     period: Period,
     peak_output_mps: int | None,
     first_output_delay_ms: int | None,
+    drain_ms: int | None = None,
 ) -> dict[str, float | int | None]:
     """The ``throughput`` section (see :func:`build_summary`): ``inputs`` and
     ``outputs`` are the records whose own broker timestamp lies in the measured
-    period."""
+    period; ``drain_ms``: the last output's broker timestamp minus the last input's."""
     secs = period.seconds
     return {
         "input_mps": inputs / secs if secs > 0 else None,
@@ -22,6 +23,7 @@ def throughput(
         "seconds": secs,
         "peak_output_mps": peak_output_mps,
         "first_output_delay_ms": first_output_delay_ms,
+        "drain_ms": drain_ms,
     }
 
 

@@ -46,3 +46,9 @@ COMPARISON: Final = "comparison.json"
 COMPARISON_MD: Final = "comparison.md"
 COMPARE_INCREMENTS: Final = "compare_increments.png"
 COMPARE_DISTRIBUTIONS: Final = "compare_distributions.png"
+
+# a capacity search's directory (results/<UTC time>-capacity-<stage>-<id>/), which holds
+# one run directory per probe
+CAPACITY: Final = "capacity.json"
+CAPACITY_MD: Final = "capacity.md"
+CAPACITY_PLOT: Final = "capacity.png"

@@ -54,7 +54,8 @@ class PublisherConfig:
     speed_topic: str = "speed"
     flow_topic: str = "flow"
     from_file: str | None = None
-    """Replay this JSON-lines file of observations instead of synthetic data."""
+    """Replay this file instead of synthetic data: JSON lines of input messages, or an NDW
+    export (:mod:`publisher.ndw`), told apart by its first lines."""
     behind_warn_ms: float = 100.0
     """Warn when sends fall this far behind the schedule."""
 

@@ -113,8 +113,13 @@ def publish(
         log.warning("%d messages still undelivered after %.0f s flush", remaining, FLUSH_TIMEOUT_S)
     lag = lag_summary(loop.lags)
     target_rate, locations, lanes = sizing.rate, sizing.locations, sizing.lanes
+    replay = None
     if isinstance(source, ReplaySource):  # the file sets the pace and the locations
         target_rate, locations, lanes = 0.0, len(source.locations), len(source.lanes)
+        if source.report is not None:
+            replay = source.report.to_dict()
+            for warning in source.report.warnings():
+                log.warning("%s", warning)
     duration = max(loop.elapsed, loop.covered_s)
     return PublishSummary(
         speed_topic=config.speed_topic,
@@ -136,6 +141,7 @@ def publish(
         start_ms=loop.start_ms,
         end_ms=end_ms,
         first_errors=deliveries.first,
+        replay=replay,
     )
 
 

@@ -1,31 +1,43 @@
-"""Replaying a JSON-lines file of observations (``--from-file``) with the publisher's pacing.
+"""Replaying a file of observations (``--from-file``) with the publisher's pacing.
 
-Each line is one input message of :mod:`ground.contract` (speed or flow),
-for instance a real NDW export converted to that shape. Consecutive lines
-with the same ``observation_ts`` form one data minute, published in one tick
-(``1 / time_scale`` s) like synthetic data: the speed and flow of one
-location/lane are sent together, sends are spread evenly over the tick, and
-the observation time is rewritten to the tick's wall-clock start so event
-time tracks real time (docs/method.md#data). ``seq`` and ``scheduled_ts`` are the
-publisher's and are rewritten too; whatever the file had there is ignored.
+Two formats, told apart by their first lines (:func:`publisher.ndw.is_ndw`):
+
+- JSON lines, each one input message of :mod:`ground.contract` (speed or
+  flow). Consecutive lines with the same ``observation_ts`` form one data
+  minute; a line that breaks the contract stops the replay with its number.
+- The NDW export format (:mod:`publisher.ndw`): paired into the same messages,
+  minute by minute; unreadable lines and observations without their twin are
+  skipped and reported (:attr:`ReplaySource.report`), and only a file with
+  nothing to replay is an error.
+
+Each data minute is published in one tick (``1 / time_scale`` s) like
+synthetic data: the speed and flow of one location/lane are sent together,
+sends are spread evenly over the tick, and the observation time is rewritten
+to the tick's wall-clock start so event time tracks real time
+(docs/method.md#data). ``seq`` and ``scheduled_ts`` are the publisher's and are
+rewritten too; whatever the file had there is ignored.
 """
 
+import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ground import contract as schema
 from ground.errors import PublishError
+from publisher import ndw
 from publisher.codec import encode
 from publisher.config import PublisherConfig
 from publisher.source import Produce
 
 REWRITTEN = (schema.SEQ, schema.SCHEDULED_TS)
 FLOAT_FIELDS = (schema.LATITUDE, schema.LONGITUDE, schema.ACCURACY)
+DETECT_LINES = 20
+"""Lines read ahead to tell the file's format."""
 
 
-def read_minutes(lines: TextIO, name: str = "input") -> Iterator[list[dict[str, Any]]]:
+def read_minutes(lines: Iterable[str], name: str = "input") -> Iterator[list[dict[str, Any]]]:
     """Groups of consecutive messages sharing one observation time, each validated."""
     group: list[dict[str, Any]] = []
     for number, line in enumerate(lines, 1):
@@ -67,10 +79,26 @@ class ReplaySource:
     def __init__(self, config: PublisherConfig) -> None:
         path = Path(config.from_file or "")
         try:
-            self._file = path.open(encoding="utf-8")
+            self._file = path.open("rb")
         except OSError as err:
             raise PublishError(f"cannot read {path}: {err.strerror}") from err
-        self._minutes = read_minutes(self._file, str(path))
+        head = list(itertools.islice(self._file, DETECT_LINES))
+        raw = itertools.chain(head, self._file)
+        self.report: ndw.Report | None = None
+        """What an NDW file held and what was skipped (None for JSON lines)."""
+        if ndw.is_ndw(line.decode("utf-8", "replace") for line in head):
+            # undecodable bytes stay visible (as surrogates) so the line is reported, not fatal
+            self.report = ndw.Report(str(path))
+            minutes = ndw.read_minutes(
+                (line.decode("utf-8", "surrogateescape") for line in raw), self.report
+            )
+            first = next(minutes, None)
+            if first is None:
+                self._file.close()
+                raise PublishError(self.report.nothing_to_replay())
+            self._minutes = itertools.chain([first], minutes)
+        else:
+            self._minutes = read_minutes((line.decode("utf-8") for line in raw), str(path))
         self._tick_s = config.tick_s
         self._end_s = config.end_s
         self._topics = {schema.SPEED: config.speed_topic, schema.FLOW: config.flow_topic}

@@ -57,6 +57,9 @@ class PublishSummary:
     start_ms: int
     end_ms: int
     first_errors: list[str] = field(default_factory=list)
+    replay: dict[str, Any] | None = None
+    """An NDW file's :meth:`publisher.ndw.Report.to_dict`: lines read, pairs published,
+    lines skipped (unreadable, without their twin, repeated) with examples; else None."""
     version: int = SUMMARY_VERSION
 
     @property

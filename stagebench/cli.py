@@ -24,6 +24,7 @@ from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
+from stagebench.capacity import PROBE_DURATION_S, PROBE_WARMUP_MAX_S
 from stagebench.settings import RunConfig
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
 ]  # fmt: skip
 
 
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+def add_run_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """The ``[run]`` options, but ``skip``: keys the command sets itself."""
     parser.add_argument(
         "--config", type=Path, help="TOML file with [run], [publisher], [pipeline], [evaluator]"
     )
@@ -86,14 +88,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="window implementation: Spark's operators or transformWithStateInPandas "
         f"(default: {_R.impl})",
     )
-    parser.add_argument(
-        "--workload",
-        choices=WORKLOADS,
-        help="latency: a constant rate; single-burst: a backlog published before the job "
-        "starts; periodic-burst: a burst every 10 s on top of the rate; ramp: rising steps "
-        f"(default: {_R.workload})",
-    )
+    if "workload" not in skip:
+        parser.add_argument(
+            "--workload",
+            choices=WORKLOADS,
+            help="latency: a constant rate; single-burst: a backlog published before the job "
+            "starts; periodic-burst: a burst every 10 s on top of the rate; ramp: rising steps "
+            f"(default: {_R.workload})",
+        )
     for option, key, kind, help_text in RUN_OPTIONS:
+        if key in skip:
+            continue
         metavar = option.lstrip("-").upper().replace("-", "_")
         parser.add_argument(option, dest=key, metavar=metavar, type=kind, help=help_text)
     add_bootstrap(parser)
@@ -102,7 +107,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
     """The command line's ``[run]`` values (only those given)."""
     keys = [key for _, key, _, _ in RUN_OPTIONS] + ["impl", "workload", "bootstrap"]
-    values = {key: getattr(args, key) for key in keys} | extra
+    values = {key: getattr(args, key, None) for key in keys} | extra
     return {"run": {key: value for key, value in values.items() if value is not None}}
 
 
@@ -304,7 +309,9 @@ def _publish(sub: argparse._SubParsersAction) -> None:
         help="partitions of topics this command creates when missing (default 1)",
     )
     p.add_argument(
-        "--from-file", help="replay this JSON-lines file of observations (default: synthetic)"
+        "--from-file",
+        help="replay this file of observations: JSON lines of stagebench's messages, or an "
+        "NDW export (detected; speed and flow twins paired) (default: synthetic)",
     )
     p.add_argument("--summary", type=Path, help="write the JSON summary here (default: none)")
     _handler(p, "publish:run")
@@ -525,8 +532,84 @@ def _config(sub: argparse._SubParsersAction) -> None:
     _handler(show, "config:show")
 
 
+def _capacity(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "capacity",
+        help="find each stage's sustainable throughput (a search of constant-rate runs)",
+        description="Constant-rate probes, each a complete run, growing geometrically from "
+        "--from until one is not sustainable, then bisected to --precision. A probe is "
+        "sustainable when its latency shows no rising trend, p50 stays under --max-p50, the "
+        "job drains within --max-drain after the input stops, no output is missing and the "
+        "publisher kept its schedule (if it did not, the publisher is the bottleneck and the "
+        "result says so). A failed probe is confirmed once. Writes "
+        "results/<time>-capacity-<stage>-<id>/ with capacity.json, capacity.md, capacity.png "
+        "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
+        "bracket found so far. Probes measure for "
+        f"{PROBE_DURATION_S:g} s after at most {PROBE_WARMUP_MAX_S:g} s of warm-up unless "
+        "--duration and --warmup-max say otherwise.",
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stage", choices=SPARK_STAGES, help="the stage to measure")
+    which.add_argument("--stages", help="comma-separated stages: one table of capacities")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        type=float,
+        default=500.0,
+        metavar="RATE",
+        help="first probe, msg/s (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--max",
+        type=float,
+        default=100_000.0,
+        metavar="RATE",
+        help="highest rate probed, msg/s (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--precision",
+        type=float,
+        default=0.10,
+        help="relative width of the last bracket (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="TIME",
+        help="stop a search after this long: 30m, 1h, 900 (default: none)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="independent searches per stage (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-p50",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="highest sustainable p50 (default: %(default)g s)",
+    )
+    parser.add_argument(
+        "--max-drain",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="longest drain after the input ends (default: %(default)g s)",
+    )
+    parser.add_argument(
+        "--max-cpu",
+        type=float,
+        metavar="PERCENT",
+        help="also require mean engine CPU below this share of the machine, "
+        "as the papers did with 80 (default: reported, not judged)",
+    )
+    add_run_arguments(parser, skip=("rate", "workload"))
+    _handler(parser, "capacity:run")
+
+
 COMMANDS = (_broker, _topics, _smoke, _publish, _pipeline, _evaluate, _compare, _run, _suite,
-            _config)  # fmt: skip
+            _capacity, _config)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

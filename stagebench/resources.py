@@ -89,6 +89,8 @@ class Group:
 class _Tracked:
     group: Group
     procs: dict[int, psutil.Process] = field(default_factory=dict)
+    # per pid, its CPU seconds at the last round: its own, and its reaped children's
+    seen: dict[int, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -96,6 +98,7 @@ class _Usage:
     row: dict[str, Any] | None  # None when no process of the group was measured
     cpu_by_pid: dict[int, float]
     complete: bool  # every process's CPU of the interval is known
+    reaped: float = 0.0  # CPU % of children that came and went between two rounds
 
 
 class _MachineCpu:
@@ -181,18 +184,20 @@ class ResourceSampler:
         machine = self._machine.read()
         rows: list[dict[str, Any]] = []
         run_cpu: dict[int, float] = {}
+        reaped = 0.0
         complete = True
         for name, tracked in self._groups.items():
             usage = self._sample(tracked, now_s)
             if usage.row is not None:
                 rows.append({"time_ms": now_ms, "process": name, **usage.row})
             run_cpu.update(usage.cpu_by_pid)
+            reaped += usage.reaped
             complete = complete and usage.complete
         if machine is not None:
             rows.append({"time_ms": now_ms, "process": MACHINE, **machine, "rss_mb": None,
                          "heap_used_mb": None})  # fmt: skip
             if complete:
-                outside = max(0.0, machine["cpu_percent"] - sum(run_cpu.values()))
+                outside = max(0.0, machine["cpu_percent"] - sum(run_cpu.values()) - reaped)
                 rows.append({"time_ms": now_ms, "process": OUTSIDE,
                              "cpu_percent": round(outside, 1), "rss_mb": None,
                              "heap_used_mb": None})  # fmt: skip
@@ -218,10 +223,13 @@ class ResourceSampler:
             return _Usage(None, {}, True)
         for pid in set(tracked.procs) - pids:
             del tracked.procs[pid]
+        # CPU that processes of the group had used when they were last seen and then ended
+        ended = sum(sum(tracked.seen.pop(pid)) for pid in set(tracked.seen) - pids)
         cpu_by_pid: dict[int, float] = {}
         complete = True
         rss = 0.0
         heap: list[int] = []
+        reaped_s = 0.0
         for pid in pids:
             proc = tracked.procs.get(pid)
             try:
@@ -231,24 +239,36 @@ class ResourceSampler:
                     proc.cpu_percent(None)  # the baseline for the next round
                     if cpu is None:
                         complete = False
+                        tracked.seen[pid] = _cpu_seconds(proc)
                         continue
                 else:
                     cpu = proc.cpu_percent(None)
                 rss += proc.memory_info().rss
+                own, children = _cpu_seconds(proc)
             except psutil.Error:  # gone, or not ours to read
                 tracked.procs.pop(pid, None)
                 continue
+            if pid in tracked.seen:
+                reaped_s += children - tracked.seen[pid][1]
+            tracked.seen[pid] = (own, children)
             cpu_by_pid[pid] = cpu
             if (used := heap_used_bytes(pid)) is not None:
                 heap.append(used)
         if not cpu_by_pid:
             return _Usage(None, {}, complete)
+        # Children that started and ended between two rounds (the JVM runs short commands
+        # such as ``rm -rf``) are never seen; their CPU reaches their parent's children
+        # times when they are reaped. Less what the group's own ended processes had used,
+        # which a parent's children times now also hold.
+        reaped = 0.0
+        if self._last_s is not None and (extra_s := reaped_s - ended) > 0:
+            reaped = 100.0 * extra_s / max(now_s - self._last_s, 1e-3)
         row = {
-            "cpu_percent": round(sum(cpu_by_pid.values()), 1),
+            "cpu_percent": round(sum(cpu_by_pid.values()) + reaped, 1),
             "rss_mb": round(rss / MB, 1),
             "heap_used_mb": round(sum(heap) / MB, 1) if heap else None,
         }
-        return _Usage(row, cpu_by_pid, complete)
+        return _Usage(row, cpu_by_pid, complete, reaped)
 
     def _first_cpu(self, proc: psutil.Process, now_s: float) -> float | None:
         """CPU % since the last round of a process seen for the first time, None if unknown.
@@ -262,6 +282,12 @@ class ResourceSampler:
             return None
         times = proc.cpu_times()
         return 100.0 * (times.user + times.system) / max(now_s - self._last_s, 1e-3)
+
+
+def _cpu_seconds(proc: psutil.Process) -> tuple[float, float]:
+    """CPU seconds of ``proc`` itself, and of its children it has reaped."""
+    t = proc.cpu_times()
+    return t.user + t.system, t.children_user + t.children_system
 
 
 def summarise(

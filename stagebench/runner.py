@@ -137,6 +137,8 @@ class Run:
                 **settings.section("evaluator"),
                 "warmup_s": 0.0,
                 "sliding_window_s": self.pipeline.window_length_ms // 1000,
+                "lookback_short_s": self.pipeline.lookback_short_ms // 1000,
+                "lookback_long_s": self.pipeline.lookback_long_ms // 1000,
             },
             "evaluator",
         )

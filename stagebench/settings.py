@@ -46,7 +46,12 @@ DERIVED: dict[str, dict[str, str]] = {
         "run_id": "the run",
         "checkpoint_dir": "the run directory",
     },
-    "evaluator": {"warmup_s": "[run] warmup_s", "sliding_window_s": "[pipeline] window_length_ms"},
+    "evaluator": {
+        "warmup_s": "[run] warmup_s",
+        "sliding_window_s": "[pipeline] window_length_ms",
+        "lookback_short_s": "[pipeline] lookback_short_ms",
+        "lookback_long_s": "[pipeline] lookback_long_ms",
+    },
 }
 
 

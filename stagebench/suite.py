@@ -27,7 +27,8 @@ def run_suite(
 ) -> tuple[Path, Comparison, list[Path]]:
     """Run every (stage, impl) ``repeat`` times.
 
-    Returns the suite directory, the comparison and the runs with missing outputs.
+    Returns the suite directory, the comparison and the runs with missing outputs or
+    outputs that contradict their inputs (not trusted).
     """
     suite_id = new_run_id()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -39,7 +40,7 @@ def run_suite(
         console.step(f"suite {suite_id}: run {i + 1} of {total}, stage {stage} ({impl})")
         result = execute(replace(base, stage=stage, impl=impl), settings, console)
         run_dirs.append(result.run_dir)
-        if result.summary["records"]["missing"]:
+        if result.summary["records"]["missing"] or not result.summary["trusted"]:
             incomplete.append(result.run_dir)
     # a suite keeps its runs even when they turn out not comparable; it says so loudly
     comparison = compare(run_dirs, allow_mixed=True)

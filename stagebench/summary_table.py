@@ -37,10 +37,12 @@ COLUMNS = [
     ("p99 ms", lambda s: _with_interval(s, "p99")),
     ("max ms", lambda s: s["latency_ms"]["max"]),
     ("steady", _steady),
+    ("checks", lambda s: {True: "ok", False: "UNTRUSTED"}.get(s.get("trusted"), "-")),
 ]
 NOTE = (
     "[lo–hi]: 95 % interval of the run's percentile (moving-block bootstrap over "
-    "seconds); steady: trend of the per-second p50 over the measured period"
+    "seconds); steady: trend of the per-second p50 over the measured period; checks: "
+    "every output's input timestamps, count and values agree with its inputs"
 )
 
 

@@ -35,5 +35,8 @@ def run(args) -> int:
     print(format_table(comparison))
     print(f"\nsuite results: {suite_dir}")
     for run_dir in incomplete:
-        print(f"WARNING: {run_dir} has missing outputs (see its summary.json)", file=sys.stderr)
+        print(
+            f"WARNING: {run_dir} has missing outputs or is not trusted (see its summary.json)",
+            file=sys.stderr,
+        )
     return 1 if incomplete else 0

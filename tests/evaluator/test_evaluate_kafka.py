@@ -240,15 +240,18 @@ def _same_by_both_engines(bootstrap: str, run: RunInfo, out: Path) -> dict:
     by_spark = evaluate(
         bootstrap, run, EvaluatorConfig(warmup_s=0, plots=False, engine="spark"), out / "s"
     )
-    for key in ("latency_ms", "latency_earliest_ms", "records", "throughput", "period"):
+    keys = ("latency_ms", "latency_earliest_ms", "records", "wrong", "trusted", "throughput")
+    for key in (*keys, "period"):
         assert by_spark[key] == by_pandas[key], key
+    assert list(by_spark["records"]) == list(by_pandas["records"])
     assert by_spark["evaluation"]["engine"] == "spark"
     ts_p = pd.read_csv(out / "p" / "timeseries.csv")
     ts_s = pd.read_csv(out / "s" / "timeseries.csv")
     pd.testing.assert_frame_equal(ts_p, ts_s, check_dtype=False)
     lat_p = pd.read_parquet(out / "p" / "latencies.parquet").sort_values("offset")
     lat_s = pd.read_parquet(out / "s" / "latencies.parquet").sort_values("offset")
-    assert lat_s["latency_ms"].tolist() == lat_p["latency_ms"].tolist()
+    for col in ("latency_ms", "latency_earliest_ms", "in_range", "explained"):
+        assert lat_s[col].tolist() == lat_p[col].tolist(), col
     return by_pandas
 
 
@@ -266,6 +269,70 @@ def test_spark_engine_gives_identical_numbers(
     )
     ingested = _same_by_both_engines(kafka_bootstrap, ingest_run[0], tmp_path / "ingest")
     assert (ingested["records"]["outputs"], ingested["records"]["missing"]) == (4, 1)
+
+
+@pytest.fixture
+def wrong_tumbling_run(kafka_bootstrap, unique):
+    """Tumbling outputs of every location-second, with seeded defects: a wrong carried
+    input_ts_latest, a wrong input_count, a wrong flow_sum, a null speed_avg, one
+    output twice and one no input explains."""
+    speed, flow, out = f"tum-speed-{unique}", f"tum-flow-{unique}", f"tum-out-{unique}"
+    create_topics(kafka_bootstrap, [speed, flow, out])
+    keys = [(loc, lane, sec) for sec in range(SECONDS) for loc in LOCATIONS for lane in (1, 2)]
+    # values whose sums and means are exact in binary floating point
+    values = {s.SPEED: lambda lane: 80.5 + lane, s.FLOW: lambda lane: 12.0 * lane}
+    stamps = {}
+    for kind, topic in ((s.SPEED, speed), (s.FLOW, flow)):
+        records = [{**_input(*k, kind), kind: values[kind](k[1])} for k in keys]
+        _produce(kafka_bootstrap, topic, [json.dumps(r).encode() for r in records])
+        for _, _, stamp, value in _read_back(kafka_bootstrap, topic, len(keys)):
+            v = json.loads(value)
+            stamps.setdefault((v[s.LOCATION_ID], v[s.OBSERVATION_TS]), []).append(stamp)
+    written = []
+    for (loc, start), ts in sorted(stamps.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        written.append(
+            {s.RUN_ID: unique, s.LOCATION_ID: loc, s.WINDOW_START: start,
+             s.WINDOW_END: start + 1000, s.INPUT_TS_LATEST: max(ts),
+             s.INPUT_TS_EARLIEST: min(ts), s.INPUT_COUNT: 4, s.LANES_SEEN: 2,
+             s.NUM_LANES: NUM_LANES, s.FLOW_SUM: 36.0, s.SPEED_AVG: 82.0}
+        )  # fmt: skip
+    written[1][s.INPUT_TS_LATEST] -= 1000  # a wrong clock
+    written[2][s.INPUT_COUNT] = 3
+    written[3][s.FLOW_SUM] = 37.0
+    written[4][s.SPEED_AVG] = None
+    written += [written[0], {**written[5], s.LOCATION_ID: "LOC_X"}]  # a duplicate, unexpected
+    _produce(kafka_bootstrap, out, [json.dumps(w).encode() for w in written])
+    run = RunInfo(id=unique, stage="tumbling", output_topic=out, input_topics=(speed, flow))
+    return run, written
+
+
+@pytest.mark.spark
+def test_engines_agree_on_wrong_outputs(kafka_bootstrap, wrong_tumbling_run, spark, tmp_path):
+    run, written = wrong_tumbling_run
+    summary = _same_by_both_engines(kafka_bootstrap, run, tmp_path)
+    rec = summary["records"]
+    assert (rec["outputs"], rec["duplicates"], rec["unexpected"], rec["missing"]) == (
+        len(written),
+        1,
+        1,
+        0,
+    )
+    assert (rec["input_ts_mismatch"], rec["input_ts_earliest_mismatch"]) == (1, 0)
+    assert (rec["input_count_mismatch"], rec["wrong_values"]) == (1, 2)
+    assert summary["trusted"] is False
+    wrong = summary["wrong"]
+    assert list(wrong) == [s.INPUT_TS_LATEST, s.INPUT_COUNT, s.FLOW_SUM, s.SPEED_AVG]
+    assert wrong[s.FLOW_SUM]["examples"] == [
+        {s.LOCATION_ID: written[3][s.LOCATION_ID], s.WINDOW_START: written[3][s.WINDOW_START],
+         "output": 37.0, "expected": 36.0}
+    ]  # fmt: skip
+    assert wrong[s.SPEED_AVG]["examples"][0]["output"] is None
+    assert (
+        wrong[s.INPUT_TS_LATEST]["examples"][0]["expected"] == written[1][s.INPUT_TS_LATEST] + 1000
+    )
+    # the wrong clock does not enter the latencies: every explained output is measured
+    assert summary["latency_ms"]["count"] == len(written) - 1
+    assert rec["negative"] == 0
 
 
 @pytest.mark.spark

@@ -115,6 +115,7 @@ def test_output_throughput_counts_outputs_by_their_own_broker_time():
     assert thr["output_mps"] == pytest.approx(6 / 9)
     assert thr["input_mps"] == pytest.approx(10 / 9)
     assert thr["first_output_delay_ms"] == 100
+    assert thr["drain_ms"] == 3500  # the last output (12.5 s) after the last input (9 s)
     # broker seconds 9.5, 10.5, 11.5, 12.5 and 0.1 .. 5.1: one output per second
     assert thr["peak_output_mps"] == 1
 
@@ -143,9 +144,49 @@ def test_run_warnings_are_reported_with_the_evaluators():
     assert warnings[:2] == ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]
     assert any("negative" in w for w in warnings)
     assert build_summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
-        "latencies: timestamps from different clocks or a pipeline carrying wrong input "
-        "timestamps; do not trust these numbers",
+        "latencies: outputs appended before their inputs, timestamps from different clocks; "
+        "do not trust these numbers",
         "too few measured seconds to tell whether the latency was steady"]  # fmt: skip
+
+
+def test_latency_comes_from_the_inputs_not_from_the_carried_clock():
+    inputs = _inputs([1000 * i for i in range(10)])
+    outputs = _outputs(inputs, [40 + i for i in range(10)])
+    # a pipeline carrying another clock: input times 500 ms earlier than the broker's
+    outputs[s.INPUT_TS_LATEST] -= 500
+    outputs.loc[3, s.INPUT_TS_EARLIEST] += 1
+    outputs.loc[4, s.INPUT_COUNT] = 2
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    rec = result["records"]
+    assert result["latency_ms"]["min"] == 40 and result["latency_ms"]["max"] == 49
+    assert rec["outputs"] == 10 and rec["missing"] == 0
+    assert rec["input_ts_mismatch"] == 10
+    assert rec["input_ts_earliest_mismatch"] == 1 and rec["input_count_mismatch"] == 1
+    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    assert summary["trusted"] is False
+    assert summary["wrong"][s.INPUT_TS_LATEST]["examples"][0]["expected"] == 0
+    assert any("input_ts_latest" in w and "do not trust" in w for w in summary["warnings"])
+
+
+def test_outputs_no_input_explains_have_no_latency():
+    inputs = _inputs([0, 1000, 2000])
+    outputs = _outputs(inputs, [5, 6, 7])
+    outputs.loc[2, s.SOURCE_OFFSET] = 99
+    outputs.loc[2, s.INPUT_TS_LATEST] = 1500
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
+    rec = result["records"]
+    assert rec["unexpected"] == 1 and rec["missing"] == 1 and rec["outputs"] == 3
+    assert result["latency_ms"]["count"] == 2 and result["latency_ms"]["max"] == 6
+    assert rec["input_ts_mismatch"] == 0
+    assert build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)["trusted"] is False
+
+
+def test_a_correct_run_is_trusted():
+    inputs = _inputs([0, 1000, 2000])
+    result = measure(RUN, EvaluatorConfig(warmup_s=0), _outputs(inputs, [5, 6, 7]), inputs)
+    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    assert summary["trusted"] is True and summary["wrong"] == {}
+    assert summary["records"]["wrong_values"] == 0
 
 
 def _run_of(latency_at) -> dict:

@@ -8,24 +8,29 @@ from evaluator.expected import expected_outputs
 from evaluator.reader import MALFORMED, TIMESTAMP_TYPE
 from ground import contract as s
 from ground.stages import stage as stage_table
-from tests.evaluator.test_expected import ROWS, inputs
+from tests.evaluator.test_expected import ROWS, valued
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.mark.parametrize("stage", ["parse", "join", "tumbling", "sliding"])
+@pytest.mark.parametrize("stage", ["ingest", "parse", "join", "tumbling", "sliding"])
 def test_expected_outputs_match_pandas(spark, stage):
-    frame = inputs(ROWS)
-    want = expected_outputs(stage, frame, sliding_window_s=3)
+    frame = valued(ROWS)
+    want = expected_outputs(stage, frame, sliding_window_s=3, lookbacks_s=(1, 2))
     rows = frame.drop(columns=[MALFORMED, TIMESTAMP_TYPE]).assign(
         _valid=~frame[MALFORMED],
         **{c: frame[c].astype(str) for c in ("_topic", s.LOCATION_ID)},
     )
-    got = spark_engine._expected(stage, spark.createDataFrame(rows), 3).toPandas()
+    # a missing measurement is null in Spark (NaN in pandas), as from_json reads it
+    rows = rows.astype(object).where(rows.notna(), None)
+    got = spark_engine._expected(stage, spark.createDataFrame(rows), 3, (1, 2)).toPandas()
+    assert set(got.columns) == set(want.columns)
     key = list(stage_table(stage).identity)
-    cols = [c for c in want.columns if c in got.columns]
-    want = want[cols].astype({c: str for c in key if want[c].dtype.name == "category"})
-    got = got[cols].astype(want.dtypes.to_dict())
+    want = want.astype({c: str for c in key if want[c].dtype.name == "category"})
+    got = got[list(want.columns)].astype(want.dtypes.to_dict())
     pd.testing.assert_frame_equal(
-        got.sort_values(key).reset_index(drop=True), want.sort_values(key).reset_index(drop=True)
+        got.sort_values(key).reset_index(drop=True),
+        want.sort_values(key).reset_index(drop=True),
+        check_exact=False,
+        rtol=1e-12,
     )

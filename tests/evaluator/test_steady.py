@@ -3,7 +3,7 @@ import time
 import numpy as np
 import pytest
 
-from evaluator.steady import MIN_POINTS, is_settled, trend, warmup_end
+from evaluator.steady import MIN_POINTS, is_settled, steady_state, trend, warmup_end
 
 EPOCH = 1_700_000_000.0
 
@@ -66,6 +66,17 @@ def test_tiny_slope_is_steady_by_tolerance_only():
     assert got.ci95[0] > 0
     assert got.verdict == "steady"
     assert trend(s, v, tolerance=0.001).verdict == "rising"
+
+
+def test_a_slow_rise_over_the_whole_period_is_not_steady():
+    # 2.5 % of the median per 10 s passes the live 10 s rule, but it is 15 % over a minute
+    rng = np.random.default_rng(6)
+    s = np.arange(60.0)
+    v = 4000 * (1 + 0.0025 * s) + rng.normal(0, 10, s.size)
+    assert trend(s, v).verdict == "steady"
+    assert steady_state(s, v)["verdict"] == "rising"
+    flat = 4000 * (1 + 0.0005 * s) + rng.normal(0, 10, s.size)  # 3 % over the minute
+    assert steady_state(s, flat)["verdict"] == "steady"
 
 
 def test_warmup_end_after_the_decay():

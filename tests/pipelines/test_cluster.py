@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from ground.contract import FLOW, SPEED
+from ground.contract import FLOW, INPUT_TS_EARLIEST, INPUT_TS_LATEST, SPEED
 from ground.kafka.ports import free_port
 from ground.kafka.topics import create_topics
 from tests.pipelines.test_job_kafka import (
     WAIT_S,
     consume,
     expected_count,
+    input_stamps,
     inputs,
     produce,
+    read_inputs,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.slow]
@@ -113,6 +115,7 @@ def test_standalone_cluster_gives_same_outputs_as_local(
     records = inputs()
     produce(kafka_bootstrap, topics, records)
     want = expected_count(STAGE, records)
+    want_in = len(records) + 1  # and the malformed record
 
     local = _run(kafka_bootstrap, topics, f"local-{unique}", "local[2]", tmp_path / "l", want)
     master_url, work_dir = standalone_master
@@ -122,6 +125,9 @@ def test_standalone_cluster_gives_same_outputs_as_local(
         return sorted(repr(sorted(v.items())) for v in values)
 
     assert len(local) == want
+    # both carry the broker's clock: each output its inputs' LogAppendTime
+    expected = input_stamps(STAGE, read_inputs(kafka_bootstrap, list(topics.values()), want_in))
+    assert all((v[INPUT_TS_LATEST], v[INPUT_TS_EARLIEST]) == expected(v) for v in local)
     # the cluster's worker really ran the executors (one app directory per application)
     assert [p.name for p in work_dir.iterdir() if p.name.startswith("app-")]
     assert canonical(cluster) == canonical(local)

@@ -1,20 +1,28 @@
 """Each stage against the real broker: the ``stagebench pipeline`` command end to end.
 
-Input is produced first (a few hundred messages plus a later "flush" second that
-moves the watermark past every input second), then the command runs in a
-subprocess until the outputs the input implies are on the output topic, and stops
+The command runs in a subprocess; once its query has started and processed a
+first batch (the first second of input), the remaining seconds are published one
+per wall-clock second while it runs, then a later "flush" second that moves the
+watermark past every input second. The outputs must be those the input implies,
+and each must carry exactly the broker LogAppendTime of its inputs (read back
+from the input topics and matched by identity): a pipeline carrying the driver's
+clock, the observation time or anything else fails. The command then stops
 gracefully on SIGTERM.
 """
 
+import collections
 import json
 import signal
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
-from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
+from ground import rundir
 from ground.contract import (
     FLOW,
     INPUT_COUNT,
@@ -26,6 +34,8 @@ from ground.contract import (
     OBSERVATION_TS,
     RECORD,
     RUN_ID,
+    SCHEDULED_TS,
+    SECOND_MS,
     SOURCE_OFFSET,
     SOURCE_PARTITION,
     SOURCE_TOPIC,
@@ -42,10 +52,15 @@ SECONDS = 5
 LOCATIONS = {f"L{i:02d}": 2 + i % 2 for i in range(8)}  # 2 or 3 lanes
 FLUSH_SECOND = SECONDS + 8
 WAIT_S = 150
+MALFORMED = b'{"malformed": true}'
+"""Valid JSON (ingest embeds it unchanged) but not an input message: parse drops it."""
 
 
-def inputs() -> list[tuple[str, dict]]:
-    """(kind, message) of every location/lane/second; location L00 misses lane 2 at second 1."""
+def inputs(t0: int = T0) -> list[tuple[str, dict]]:
+    """(kind, message) of every location/lane/second from ``t0`` (epoch ms, a whole second).
+
+    Location L00 misses lane 2 at second 1; the last two lanes are the flush second.
+    """
     out = []
     for second in range(SECONDS):
         for location, lanes in LOCATIONS.items():
@@ -57,16 +72,89 @@ def inputs() -> list[tuple[str, dict]]:
     for lane in (1, 2):  # moves the watermark past every second above
         for kind in (SPEED, FLOW):
             out.append((kind, message(kind, "L00", lane, FLUSH_SECOND, 50.0, 2)))
+    shift = t0 - T0
+    for _, m in out:
+        m[OBSERVATION_TS] += shift
+        m[SCHEDULED_TS] += shift
     return out
 
 
-def produce(bootstrap: str, topics: dict[str, str], records: list[tuple[str, dict]]) -> None:
+def produce(
+    bootstrap: str, topics: dict[str, str], records: list[tuple[str, dict]], malformed=True
+) -> None:
     producer = Producer({"bootstrap.servers": bootstrap})
     for kind, msg in records:
         producer.produce(topics[kind], key=msg[LOCATION_ID], value=json.dumps(msg))
-    # valid JSON (ingest embeds it unchanged) but not an input message: parse drops it
-    producer.produce(topics[SPEED], key="L99", value=b'{"malformed": true}')
+    if malformed:
+        producer.produce(topics[SPEED], key="L99", value=MALFORMED)
     assert producer.flush(30) == 0
+
+
+def _second_of(msg: dict, t0: int) -> int:
+    return (msg[OBSERVATION_TS] - t0) // SECOND_MS
+
+
+def publish_while_running(
+    bootstrap: str,
+    topics: dict[str, str],
+    records: list[tuple[str, dict]],
+    t0: int,
+    first_batch_done,
+) -> None:
+    """The first second, then (once ``first_batch_done()``) one second per wall-clock second.
+
+    The flush second and the malformed record come last.
+    """
+    by_second = collections.defaultdict(list)
+    for kind, msg in records:
+        by_second[_second_of(msg, t0)].append((kind, msg))
+    produce(bootstrap, topics, by_second.pop(0), malformed=False)
+    first_batch_done()
+    for second in sorted(by_second):
+        time.sleep(1.0)
+        last = second == max(by_second)
+        produce(bootstrap, topics, by_second[second], malformed=last)
+
+
+def wait_for_first_batch(process, run_dir: Path, bootstrap: str, output: str, real_time: bool):
+    """Wait until the job has processed a batch with input.
+
+    Micro-batches: a progress event with input rows. Real-time mode (whose one batch
+    reports no progress for minutes): an output on the output topic.
+    """
+    deadline = time.monotonic() + WAIT_S
+    probe = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
+    try:
+        while time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            if real_time:
+                _, high = probe.get_watermark_offsets(TopicPartition(output, 0), timeout=5)
+                if high > 0:
+                    return
+            elif any(
+                e["event"] == "progress" and e.get("numInputRows", 0) > 0 for e in _events(run_dir)
+            ):
+                return
+            time.sleep(0.5)
+    finally:
+        probe.close()
+    raise AssertionError(f"the job processed no batch within {WAIT_S} s")
+
+
+def wait_until_ready(process, run_dir: Path) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not (run_dir / rundir.READY).exists():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, f"the job was not ready within {WAIT_S} s"
+        time.sleep(0.5)
+
+
+def _events(run_dir: Path) -> list[dict]:
+    path = run_dir / rundir.PROGRESS
+    if not path.exists():
+        return []
+    lines = path.read_text().splitlines()
+    return [json.loads(line) for line in lines if line.endswith("}")]
 
 
 def consume(bootstrap: str, topic: str, want: int, deadline: float) -> list[tuple[int, int, dict]]:
@@ -95,6 +183,65 @@ def consume(bootstrap: str, topic: str, want: int, deadline: float) -> list[tupl
     return out
 
 
+def read_inputs(bootstrap: str, topics: list[str], want: int) -> dict[tuple, tuple[int, bytes]]:
+    """(topic, partition, offset) -> (broker LogAppendTime, value) of every input record."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
+    metadata = consumer.list_topics(timeout=10)
+    consumer.assign(
+        [TopicPartition(t, p, 0) for t in topics for p in metadata.topics[t].partitions]
+    )
+    found = {}
+    deadline = time.monotonic() + 30
+    try:
+        while len(found) < want and time.monotonic() < deadline:
+            for m in consumer.consume(500, timeout=0.5):
+                assert m.error() is None, m.error()
+                ts_type, ts = m.timestamp()
+                assert ts_type == TIMESTAMP_LOG_APPEND_TIME
+                found[m.topic(), m.partition(), m.offset()] = (ts, m.value())
+    finally:
+        consumer.close()
+    assert len(found) == want, (len(found), want)
+    return found
+
+
+def input_stamps(stage: str, stamps: dict[tuple, tuple[int, bytes]]):
+    """A function: output value -> the (latest, earliest) broker timestamps of its inputs.
+
+    Computed from the input topics alone, by each stage's identity: the record itself
+    (ingest, parse), the speed/flow pair of a location, lane and observation time
+    (join), every pair of a location-second (tumbling), every second of the window
+    (sliding).
+    """
+    if stage in ("ingest", "parse"):
+        by_record = {identity: (ts, ts) for identity, (ts, _) in stamps.items()}
+        return lambda v: by_record.get((v[SOURCE_TOPIC], v[SOURCE_PARTITION], v[SOURCE_OFFSET]))
+    twins = collections.defaultdict(list)
+    for ts, value in stamps.values():
+        if value != MALFORMED:
+            m = json.loads(value)
+            twins[m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]].append(ts)
+    pairs = {key: (max(ts), min(ts)) for key, ts in twins.items() if len(ts) == 2}
+    if stage == "join":
+        return lambda v: pairs.get((v[LOCATION_ID], v[LANE], v[OBSERVATION_TS]))
+    seconds = collections.defaultdict(list)
+    for (location, _, observed), pair in pairs.items():
+        seconds[location, observed] += pair
+    per_second = {key: (max(ts), min(ts)) for key, ts in seconds.items()}
+    if stage == "tumbling":
+        return lambda v: per_second.get((v[LOCATION_ID], v[WINDOW_START]))
+
+    def window(v: dict) -> tuple[int, int] | None:
+        found = [
+            per_second[v[LOCATION_ID], t]
+            for t in range(v[WINDOW_START], v[WINDOW_END], SECOND_MS)
+            if (v[LOCATION_ID], t) in per_second
+        ]
+        return (max(f[0] for f in found), min(f[1] for f in found)) if found else None
+
+    return window
+
+
 def expected_count(stage: str, records: list[tuple[str, dict]]) -> int:
     """Outputs the input implies; a window of the flush second never closes (no later data)."""
     pairs = {(m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]) for _, m in records}
@@ -107,8 +254,12 @@ def expected_count(stage: str, records: list[tuple[str, dict]]) -> int:
     }[stage]
 
 
+def _flush_ms(records: list[tuple[str, dict]]) -> int:
+    return max(m[OBSERVATION_TS] for _, m in records)
+
+
 def _closed_seconds(records: list[tuple[str, dict]]) -> list[tuple[str, int]]:
-    flush = T0 + FLUSH_SECOND * 1000
+    flush = _flush_ms(records)
     return sorted(
         {(m[LOCATION_ID], m[OBSERVATION_TS]) for _, m in records if m[OBSERVATION_TS] < flush}
     )
@@ -141,8 +292,6 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
     output = f"out-{unique}"
     create_topics(kafka_bootstrap, list(topics.values()), partitions=2)
     create_topics(kafka_bootstrap, [output])
-    records = inputs()
-    produce(kafka_bootstrap, topics, records)
     run_dir = tmp_path / "run"
     command = [
         sys.executable, "-m", "stagebench", "pipeline",
@@ -156,6 +305,19 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
         command += ["--master", "local[4]"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        wait_until_ready(process, run_dir)
+        # event time starts at the current second, as the publisher's does
+        t0 = int(time.time()) * SECOND_MS
+        records = inputs(t0)
+        publish_while_running(
+            kafka_bootstrap,
+            topics,
+            records,
+            t0,
+            lambda: wait_for_first_batch(
+                process, run_dir, kafka_bootstrap, output, trigger == "real-time"
+            ),
+        )
         # custom windows also emit the complete flush second at once
         want = expected_count(stage, records) + (impl == "custom")
         out = consume(kafka_bootstrap, output, want, time.monotonic() + WAIT_S)
@@ -165,16 +327,25 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
     assert process.returncode == 0, stderr[-3000:]
 
     # custom windows emit the (complete) flush second at once: not part of the check
-    values = [v for _, _, v in out if _second(stage, v) != T0 + FLUSH_SECOND * 1000]
+    values = [v for _, _, v in out if _second(stage, v) != _flush_ms(records)]
     assert all(ts_type == TIMESTAMP_LOG_APPEND_TIME for ts_type, _, _ in out)
     assert all(v[INPUT_TS_LATEST] <= ts for _, ts, v in out), "output before its input"
     assert all(v[INPUT_TS_EARLIEST] <= v[INPUT_TS_LATEST] for v in values)
     assert all(v[RUN_ID] == unique for v in values)
-    _check_stage(stage, records, values)
+    _check_stage(stage, records, values, t0)
+    # the broker's clock, and only it: each output carries its inputs' LogAppendTime
+    stamps = read_inputs(kafka_bootstrap, list(topics.values()), len(records) + 1)
+    expected = input_stamps(stage, stamps)
+    wrong_latest = [(v, expected(v)) for v in values if v[INPUT_TS_LATEST] != expected(v)[0]]
+    assert not wrong_latest, (
+        f"{len(wrong_latest)} of {len(values)} outputs carry another input_ts_latest than "
+        f"their inputs' broker timestamp (output, (latest, earliest)): {wrong_latest[:3]}"
+    )
+    wrong_earliest = [(v, expected(v)) for v in values if v[INPUT_TS_EARLIEST] != expected(v)[1]]
 
     assert (run_dir / "pipeline.ready").exists()
     assert json.loads((run_dir / "pipeline.json").read_text())["pipeline"]["stage"] == stage
-    events = [json.loads(line) for line in (run_dir / "engine_progress.jsonl").open()]
+    events = _events(run_dir)
     kinds = {e["event"] for e in events}
     # a real-time batch lasts its checkpoint interval (5 min): no progress within the test
     assert {"started", "progress"} - kinds <= ({"progress"} if trigger == "real-time" else set())
@@ -186,8 +357,22 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
         )
         assert malformed == 1
 
+    if wrong_earliest and (stage, impl) == ("sliding", "custom"):
+        # everything else above holds; this is the defect issue 14 suspected (last, so that
+        # nothing else hides behind it): pipelines.custom.SlidingProcessor emits a window once,
+        # when its last second arrives. A partial second (L00, second 1) comes from the
+        # tumbling timer only after later seconds have arrived, so the windows already
+        # emitted lack it, and the window it ends lacks the seconds before it (pruned
+        # against the newest second held). Their input_ts_earliest, input_count and
+        # relative changes differ from the built-in window's.
+        pytest.xfail(f"custom sliding misses a late partial second: {wrong_earliest[:2]}")
+    assert not wrong_earliest, (
+        f"{len(wrong_earliest)} of {len(values)} outputs carry another input_ts_earliest than "
+        f"their inputs' broker timestamp (output, (latest, earliest)): {wrong_earliest[:3]}"
+    )
 
-def _check_stage(stage: str, records, values: list[dict]) -> None:
+
+def _check_stage(stage: str, records, values: list[dict], t0: int) -> None:
     if stage == "ingest":
         identities = {(v[SOURCE_TOPIC], v[SOURCE_PARTITION], v[SOURCE_OFFSET]) for v in values}
         assert len(identities) == len(values) == len(records) + 1
@@ -207,8 +392,8 @@ def _check_stage(stage: str, records, values: list[dict]) -> None:
         assert keys == _closed_seconds(records)
         if stage == "tumbling":
             counts = {(v[LOCATION_ID], v[WINDOW_START]): v[INPUT_COUNT] for v in values}
-            assert counts[("L00", T0 + 1000)] == 2  # the second with a missing lane
-            assert counts[("L01", T0)] == 6  # 3 lanes, speed and flow each
+            assert counts[("L00", t0 + 1000)] == 2  # the second with a missing lane
+            assert counts[("L01", t0)] == 6  # 3 lanes, speed and flow each
 
 
 def test_failing_query_exits_non_zero_with_one_line_error(kafka_bootstrap, unique, tmp_path):

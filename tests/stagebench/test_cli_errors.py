@@ -28,12 +28,33 @@ def test_unknown_subcommand():
 
 def test_every_subcommand_has_help():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert len(sub.choices) == 10
+    assert len(sub.choices) == 11
     for name in sub.choices:
         result = stagebench(name, "--help")
         assert result.returncode == 0, (name, result.stderr)
         assert result.stdout.startswith(f"usage: stagebench {name}"), name
         assert "(default" in result.stdout or name in ("broker", "topics", "config"), name
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--from", "0"], "--from must be > 0 msg/s"),
+        (["--from", "-5"], "--from must be > 0 msg/s"),
+        (["--from", "2000", "--max", "1000"], "--max (1000) must not be below --from (2000)"),
+        (["--precision", "0"], "--precision must be in (0, 1)"),
+        (["--precision", "1.5"], "--precision must be in (0, 1)"),
+        (["--budget", "soon"], "--budget:"),
+        (["--stages", "ingest,nope"], "unknown stage(s) ['nope']"),
+    ],
+)
+def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
+    result = stagebench("capacity", *(options if "--stages" in options else
+                                      ["--stage", "ingest", *options]),
+                        "--results", str(tmp_path))  # fmt: skip
+    assert result.returncode == 2, result.stderr  # a configuration error
+    assert result.stderr.startswith("ERROR: ") and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
 
 
 @pytest.mark.integration

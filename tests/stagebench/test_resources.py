@@ -7,6 +7,7 @@ import sys
 import time
 from collections import namedtuple
 
+import psutil
 import pytest
 
 from stagebench import resources
@@ -168,25 +169,64 @@ def test_a_busy_process_outside_every_group_shows_as_outside():
     assert all(set(r) <= set(CSV_FIELDS) for r in samples)
 
 
+# burns 0.6 s of CPU, then sleeps: its whole CPU time is known once it sleeps
+BURN_THEN_SLEEP = [sys.executable, "-c", (
+    "import time\nend = time.process_time() + 0.6\n"
+    "while time.process_time() < end: pass\ntime.sleep(3600)"
+)]  # fmt: skip
+
+
 def test_a_recursive_group_counts_its_children_from_their_first_second():
     sampler = ResourceSampler({"tree": Group(lambda: [os.getpid()])}, interval_s=1.0).start()
     time.sleep(0.2)  # past the first round, which only sets the baselines
-    child = subprocess.Popen(BUSY_LOOP)  # a new child, found by the next round
+    child = subprocess.Popen(BURN_THEN_SLEEP)  # a new child, found by the next round
     try:
-        time.sleep(2.2)
+        time.sleep(3.0)
         samples = sampler.stop()
+        times = psutil.Process(child.pid).cpu_times()
     finally:
         child.kill()
         child.wait()
     tree = [s for s in samples if s["process"] == "tree"]
-    assert len(tree) == 2, samples
+    assert len(tree) >= 2, samples
     # its CPU of the second it started in counts too (it started after the last round)
-    assert all(r["cpu_percent"] >= 50 for r in tree), tree
-    outside = [s["cpu_percent"] for s in samples if s["process"] == "outside"]
-    machine = [s["cpu_percent"] for s in samples if s["process"] == "machine"]
-    assert len(outside) == len(machine) == 2
-    # the busy child is the run's: the machine's CPU minus the outside is at least its share
-    assert all(m - o >= 50 for m, o in zip(machine, outside, strict=True)), (machine, outside)
+    child_s = times.user + times.system
+    assert sum(r["cpu_percent"] for r in tree) / 100 >= 0.9 * child_s >= 0.5, (tree, child_s)
+    outside = [s for s in samples if s["process"] == "outside"]
+    machine = [s for s in samples if s["process"] == "machine"]
+    assert len(outside) == len(machine) == len(tree)
+
+
+# a parent that keeps starting children which burn 0.2 s of CPU and end within a round
+SHORT_CHILDREN = [sys.executable, "-c", (
+    "import subprocess, sys, time\n"
+    "burn = 'import time\\nend = time.process_time() + 0.2\\n' \\\n"
+    "    'while time.process_time() < end: pass'\n"
+    "while True:\n"
+    "    subprocess.run([sys.executable, '-c', burn])\n"
+    "    time.sleep(0.05)\n"
+)]  # fmt: skip
+
+
+def test_children_that_start_and_end_between_rounds_count_for_their_group():
+    parent = subprocess.Popen(SHORT_CHILDREN)
+    try:
+        time.sleep(0.3)
+        proc = psutil.Process(parent.pid)
+        before = proc.cpu_times()
+        samples = sample_for({"tree": Group(lambda: [parent.pid])}, seconds=3.0)
+        after = proc.cpu_times()
+    finally:
+        parent.kill()
+        parent.wait()
+    # what the tree truly used: the parent's own CPU and its reaped children's
+    used_s = sum(getattr(after, f) - getattr(before, f)
+                 for f in ("user", "system", "children_user", "children_system"))  # fmt: skip
+    tree = rows_of(samples, "tree")
+    counted_s = sum(r["cpu_percent"] for r in tree) / 100 * 0.5  # rows every 0.5 s
+    assert used_s > 0.4, used_s  # the children ran
+    assert counted_s >= 0.7 * used_s, (counted_s, used_s)
+    assert counted_s <= 1.3 * used_s + 0.1, (counted_s, used_s)  # nothing counted twice
 
 
 def test_group_names_of_the_machine_rows_are_refused():

@@ -17,12 +17,13 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
         steady_state={"slope_ms_per_min": 120.4, "ci95": [90.0, 150.0], "mk_p": 0.001,
                       "seconds": 54, "verdict": "rising"},
         warnings=["not steady: per-second p50 rising", "publisher fell behind"],
+        trusted=True,
     )  # fmt: skip
     lines = format_runs([summary]).splitlines()
     header, row = lines[0].split("  "), lines[1]
-    assert [h.strip() for h in header if h.strip()][-1] == "steady"
+    assert [h.strip() for h in header if h.strip()][-2:] == ["steady", "checks"]
     assert "448.0 [431.0–466.2]" in row and "764.0 [700.0–820.0]" in row
-    assert row.endswith("rising +120 ms/min")
+    assert row.split()[-4:] == ["rising", "+120", "ms/min", "ok"]
     assert "moving-block bootstrap" in lines[2]
     assert lines[-2:] == [
         "WARNING: not steady: per-second p50 rising",
@@ -35,3 +36,8 @@ def test_a_run_evaluated_before_intervals_shows_plain_numbers():
     row = text.splitlines()[1]
     assert "448.0" in row and "[" not in row and row.endswith("-")
     assert len(text.splitlines()) == 2  # no note, no warnings
+
+
+def test_a_run_whose_outputs_contradict_its_inputs_says_untrusted():
+    row = format_runs([_summary(trusted=False)]).splitlines()[1]
+    assert row.endswith("UNTRUSTED")

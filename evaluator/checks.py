@@ -1,0 +1,165 @@
+"""What the pipeline says about its outputs, checked against what the inputs say.
+
+Every output carries fields the evaluator could simply believe: the broker
+timestamps of its inputs (``input_ts_latest``, ``input_ts_earliest``), how many
+inputs it was computed from (``input_count``) and its values (speed and flow,
+flow sums, mean speeds, lanes seen, relative changes). The evaluator believes
+none of them. It derives each from the input topics
+(:func:`evaluator.expected.expected_outputs`), finds each output's expected
+twin by the stage's identity (:func:`lookup`), computes latency from the
+derived timestamps (:mod:`evaluator.latency`), and counts every carried field
+and value that disagrees: a pipeline defect, reported per field with examples,
+never averaged into a number.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from evaluator.expected import unify_categories
+from evaluator.stages import VALUES
+from ground import contract as s
+
+CARRIED = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT)
+"""The fields an output carries about its inputs, in the order of :data:`CARRIED_KEYS`."""
+CARRIED_KEYS = ("input_ts_mismatch", "input_ts_earliest_mismatch", "input_count_mismatch")
+"""Their ``records`` counts in summary.json."""
+EXAMPLES = 3
+"""Examples kept per wrong field."""
+RTOL = 1e-9
+"""Relative tolerance of value checks: sums and means in another order differ in the last bits."""
+
+
+def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str]) -> np.ndarray:
+    """For each output, the row of ``expected`` with the same identity, or -1 (unexpected).
+
+    ``expected`` has one row per identity. The identity columns (categorical codes,
+    integers) are packed into one int64 and looked up with a binary search, which
+    handles ten million outputs in seconds and little memory; a pandas merge does
+    it when the ranges do not fit.
+    """
+    if len(outputs) == 0 or len(expected) == 0:
+        return np.full(len(outputs), -1, np.int64)
+    outputs, expected = unify_categories([outputs, expected], tuple(identity))
+    keys = _packed(outputs, expected, identity)
+    if keys is None:
+        rows = (
+            outputs[list(identity)]
+            .merge(expected[list(identity)].assign(_row=np.arange(len(expected))), how="left")
+            ["_row"]
+        )  # fmt: skip
+        return rows.fillna(-1).to_numpy(np.int64)
+    out_key, exp_key = keys
+    order = np.argsort(exp_key, kind="stable")
+    sorted_keys = exp_key[order]
+    pos = np.minimum(np.searchsorted(sorted_keys, out_key), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == out_key, order[pos], -1).astype(np.int64)
+
+
+def _packed(
+    a: pd.DataFrame, b: pd.DataFrame, identity: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """One int64 key per row of ``a`` and ``b`` from the identity columns (None: too wide)."""
+    key_a, key_b = np.zeros(len(a), np.int64), np.zeros(len(b), np.int64)
+    radix = 1
+    for name in identity:
+        col_a, col_b = a[name], b[name]
+        if isinstance(col_a.dtype, pd.CategoricalDtype):
+            codes_a = col_a.cat.codes.to_numpy().astype(np.int64) + 1  # -1 (null) → 0
+            codes_b = col_b.cat.codes.to_numpy().astype(np.int64) + 1
+        elif col_a.dtype.kind in "iu" and col_b.dtype.kind in "iu":
+            low = min(int(col_a.min()), int(col_b.min()))
+            codes_a = col_a.to_numpy(np.int64) - low
+            codes_b = col_b.to_numpy(np.int64) - low
+        else:
+            return None
+        span = max(int(codes_a.max()), int(codes_b.max())) + 1
+        radix *= span
+        if radix >= 2**62:
+            return None
+        key_a = key_a * span + codes_a
+        key_b = key_b * span + codes_b
+    return key_a, key_b
+
+
+def derived(
+    outputs: pd.DataFrame, expected: pd.DataFrame, rows: np.ndarray, column: str
+) -> np.ndarray:
+    """``expected[column]`` for each output (the output's own value where ``rows`` is -1)."""
+    own = outputs[column].to_numpy()
+    found = rows >= 0
+    values = own.copy()
+    values[found] = expected[column].to_numpy()[rows[found]]
+    return values
+
+
+def check(
+    stage: str,
+    outputs: pd.DataFrame,
+    expected: pd.DataFrame,
+    rows: np.ndarray,
+    identity: Sequence[str],
+) -> tuple[dict[str, int], dict[str, dict]]:
+    """Carried fields and values of the explained ``outputs`` against ``expected``.
+
+    Returns the ``records`` counts (:data:`CARRIED_KEYS` and ``wrong_values``, the
+    outputs with at least one wrong value) and, per wrong field, its count and up to
+    :data:`EXAMPLES` examples ``{identity…, output, expected}``. A missing value
+    (null) is wrong unless the expected value is missing too.
+    """
+    found = rows >= 0
+    values = [f for f in VALUES.get(stage, ()) if f in outputs and f in expected]
+    columns = list(dict.fromkeys((*identity, *CARRIED, *values)))
+    # only the compared columns are copied: ten million outputs stay affordable
+    out = outputs.loc[found, [c for c in columns if c in outputs]].reset_index(drop=True)
+    exp = expected.iloc[rows[found]][[c for c in columns if c in expected]]
+    exp = exp.reset_index(drop=True)
+    counts, wrong = {}, {}
+    any_value_wrong = np.zeros(len(out), bool)
+    for key, field in zip(CARRIED_KEYS, CARRIED, strict=True):
+        bad = _differs(out[field], exp[field], exact=True)
+        counts[key] = int(bad.sum())
+        if bad.any():
+            wrong[field] = _examples(out, exp, bad, field, identity)
+    for field in values:
+        bad = _differs(out[field], exp[field], exact=False)
+        any_value_wrong |= bad
+        if bad.any():
+            wrong[field] = _examples(out, exp, bad, field, identity)
+    counts["wrong_values"] = int(any_value_wrong.sum())
+    return counts, wrong
+
+
+def _differs(got: pd.Series, want: pd.Series, exact: bool) -> np.ndarray:
+    a, b = got.to_numpy(float), want.to_numpy(float)
+    missing_a, missing_b = np.isnan(a), np.isnan(b)
+    differs = a != b if exact else ~np.isclose(a, b, rtol=RTOL, atol=RTOL)
+    return (missing_a != missing_b) | (~missing_a & ~missing_b & differs)
+
+
+def _examples(
+    out: pd.DataFrame, exp: pd.DataFrame, bad: np.ndarray, field: str, identity: Sequence[str]
+) -> dict:
+    picked = np.flatnonzero(bad)[:EXAMPLES]
+    return {
+        "count": int(bad.sum()),
+        "examples": [
+            {
+                **{k: _plain(out[k].iloc[i]) for k in identity},
+                "output": _plain(out[field].iloc[i]),
+                "expected": _plain(exp[field].iloc[i]),
+            }
+            for i in picked
+        ],
+    }
+
+
+def _plain(value):
+    """A JSON-friendly scalar (numpy and pandas types, NaN and pandas NA as None)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+        return None if isinstance(value, float) and np.isnan(value) else value
+    return value

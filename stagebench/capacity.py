@@ -1,0 +1,271 @@
+"""Sustainable throughput: the highest constant rate a stage keeps up with (SPEC §5).
+
+A capacity search runs constant-rate probes, each a complete run
+(:func:`stagebench.runner.execute`), and judges each one from its summary
+(:func:`judge`). :func:`search` grows the rate geometrically from the first
+probe until one is not sustainable, then bisects the bracket until its width
+is within the precision. A probe that fails is confirmed once before the
+search relies on it (noisy verdicts on a small machine), a probe the publisher
+could not feed ends the search (the bottleneck is then the load generator, not
+the stage), and the budget or Ctrl-C ends it with the bracket found so far.
+The search is pure: the probe is a function, so it is unit-tested with fakes.
+"""
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ground.config import require
+from ground.errors import StagebenchError
+
+PROBE_DURATION_S = 30.0
+PROBE_WARMUP_MAX_S = 60.0
+"""A probe's measured period and longest warm-up unless given: an overloaded probe never
+settles, so its warm-up would otherwise last the full 180 s of a latency run."""
+PUBLISHER_SHORTFALL = 0.05
+"""A probe whose publisher achieved less than 95 % of its rate did not offer that rate."""
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """What a sustainable probe must meet, over its measured period."""
+
+    max_p50_ms: float = 10_000.0
+    max_drain_s: float = 10.0
+    max_engine_cpu_pct: float | None = None
+    """Mean engine CPU as a share of all the machine's cores (the papers used 80 %); None:
+    reported, not judged."""
+
+    def __post_init__(self) -> None:
+        require(self.max_p50_ms > 0, "max_p50_ms must be > 0")
+        require(self.max_drain_s > 0, "max_drain_s must be > 0")
+        require(
+            self.max_engine_cpu_pct is None or 0 < self.max_engine_cpu_pct <= 100,
+            "max_engine_cpu_pct must be in (0, 100]",
+        )
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe's verdict. ``publisher_bound``: the publisher did not keep its schedule,
+    so the probe says nothing about the stage."""
+
+    rate: float
+    sustainable: bool
+    reasons: tuple[str, ...] = ()
+    publisher_bound: bool = False
+    p50: float | None = None
+    p99: float | None = None
+    engine_cpu_pct: float | None = None
+    """Mean CPU of the Spark job over the run, % of one core (150: one and a half cores)."""
+    run_dir: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.publisher_bound:
+            return "publisher-bound"
+        return "sustainable" if self.sustainable else "unsustainable"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "reasons": list(self.reasons), "verdict": self.verdict}
+
+
+def judge(
+    rate: float, summary: dict[str, Any], criteria: Criteria, run_dir: str | None = None
+) -> Probe:
+    """The verdict on one probe's run summary (summary.json's document)."""
+    meta = summary.get("metadata", {})
+    publisher = meta.get("publisher") or {}
+    achieved = publisher.get("achieved_rate")
+    lat = summary["latency_ms"]
+    machine = summary.get("machine") or {}
+    cores = machine.get("cores") or 1
+    engine = (meta.get("resources") or {}).get("engine") or {}
+    cpu = engine.get("cpu_percent_mean")
+    cpu_share = None if cpu is None else cpu / cores
+    common = {
+        "rate": rate,
+        "p50": lat.get("p50"),
+        "p99": lat.get("p99"),
+        "engine_cpu_pct": cpu,
+        "run_dir": run_dir,
+    }
+    if publisher.get("behind") or (
+        achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
+    ):
+        offered = "" if achieved is None else f" (achieved {achieved:,.0f} of {rate:,.0f} msg/s)"
+        reason = (
+            f"the publisher fell behind its schedule{offered}: the load generator, not the "
+            "stage, is the bottleneck at this rate on this machine"
+        )
+        return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
+    reasons = []
+    steady = summary.get("steady_state")
+    if steady is None:
+        reasons.append("too few measured seconds with outputs to judge the trend")
+    elif steady["verdict"] == "rising":
+        reasons.append(f"latency rising {steady['slope_ms_per_min']:+,.0f} ms/min")
+    if lat.get("p50") is not None and lat["p50"] > criteria.max_p50_ms:
+        reasons.append(f"p50 {lat['p50']:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
+    marks = meta.get("marks_ms") or {}
+    drain_ms = summary.get("throughput", {}).get("drain_ms")
+    if "drained_ms" not in marks:
+        reasons.append("the job did not drain after the input stopped")
+    elif drain_ms is not None and drain_ms / 1000 > criteria.max_drain_s:
+        # broker time: the last output's timestamp minus the last input's
+        reasons.append(f"drained {drain_ms / 1000:.1f} s after the input stopped")
+    missing = summary["records"].get("missing")
+    if missing:
+        reasons.append(f"{missing:,} outputs missing")
+    if summary.get("trusted") is False:
+        reasons.append("outputs contradict their inputs (not trusted)")
+    if (
+        criteria.max_engine_cpu_pct is not None
+        and cpu_share is not None
+        and cpu_share > criteria.max_engine_cpu_pct
+    ):
+        reasons.append(
+            f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
+        )
+    return Probe(sustainable=not reasons, reasons=tuple(reasons), **common)
+
+
+@dataclass
+class SearchResult:
+    """Every probe run, in order, and what they establish.
+
+    ``sustainable_mps``: the highest rate found sustainable; ``first_unsustainable_mps``:
+    the lowest rate found (and confirmed) unsustainable; the capacity lies between.
+    ``stopped``: converged, max-rate (the highest rate allowed was sustainable),
+    publisher-bound, nothing-sustainable, budget, interrupted, or ``error: …`` (a probe
+    could not run, e.g. the broker died).
+    """
+
+    probes: list[Probe] = field(default_factory=list)
+    sustainable_mps: float | None = None
+    first_unsustainable_mps: float | None = None
+    stopped: str = "converged"
+
+    @property
+    def bracket_width(self) -> float | None:
+        lo, hi = self.sustainable_mps, self.first_unsustainable_mps
+        return None if lo is None or hi is None else hi / lo - 1
+
+
+class _Stop(Exception):
+    def __init__(self, why: str):
+        self.why = why
+
+
+def search(
+    probe: Callable[[float], Probe],
+    start: float,
+    max_rate: float,
+    precision: float = 0.10,
+    budget_s: float | None = None,
+    growth: float = 2.0,
+    min_rate: float = 1.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> SearchResult:
+    """Find the capacity within ``precision`` (relative bracket width, e.g. 0.10).
+
+    ``probe(rate)`` runs one probe. Rates grow by ``growth`` from ``start`` (at most
+    ``max_rate``) until a probe fails, and fall by it (down to ``min_rate``) when the
+    first one fails; then the bracket is bisected geometrically. A failed probe is run
+    a second time and relied on only if it fails again. Before each probe the budget
+    must leave room for one more probe as long as the longest so far. Ctrl-C
+    (KeyboardInterrupt) ends the search with ``stopped="interrupted"``, a probe that
+    cannot run (StagebenchError) with ``stopped="error: …"``; the probes so far are kept.
+    """
+    check_settings(start, max_rate, precision)
+    require(growth > 1, "growth must be > 1")
+    result = SearchResult()
+    began = clock()
+
+    def run(rate: float) -> Probe:
+        if budget_s is not None and result.probes:
+            longest = max(p.seconds for p in result.probes)
+            if clock() - began + longest > budget_s:
+                raise _Stop("budget")
+        t0 = clock()
+        try:
+            p = probe(rate)
+        except KeyboardInterrupt:
+            raise _Stop("interrupted") from None
+        except StagebenchError as err:
+            raise _Stop(f"error: {err}") from None
+        if not p.seconds:
+            p = Probe(**{**asdict(p), "seconds": clock() - t0})
+        result.probes.append(p)
+        if p.publisher_bound:
+            raise _Stop("publisher-bound")
+        return p
+
+    def holds(rate: float) -> bool:
+        """Sustainable, or failed once and then passed its confirmation."""
+        return run(rate).sustainable or run(rate).sustainable
+
+    try:
+        rate = start
+        if holds(rate):
+            result.sustainable_mps = rate
+            while rate < max_rate:
+                rate = min(rate * growth, max_rate)
+                if not holds(rate):
+                    result.first_unsustainable_mps = rate
+                    break
+                result.sustainable_mps = rate
+            else:
+                result.stopped = "max-rate"
+                return result
+        else:
+            result.first_unsustainable_mps = rate
+            while True:
+                rate = rate / growth
+                if rate < min_rate:
+                    result.stopped = "nothing-sustainable"
+                    return result
+                if holds(rate):
+                    result.sustainable_mps = rate
+                    break
+                result.first_unsustainable_mps = rate
+        while result.bracket_width > precision:
+            lo, hi = result.sustainable_mps, result.first_unsustainable_mps
+            mid = _round_rate(math.sqrt(lo * hi))
+            if not lo < mid < hi:
+                break
+            if holds(mid):
+                result.sustainable_mps = mid
+            else:
+                result.first_unsustainable_mps = mid
+    except _Stop as stop:
+        result.stopped = stop.why
+    return result
+
+
+def check_settings(start: float, max_rate: float, precision: float) -> None:
+    """ConfigError unless 0 < start <= max_rate and 0 < precision < 1."""
+    require(start > 0, f"--from must be > 0 msg/s, got {start:g}")
+    require(max_rate >= start, f"--max ({max_rate:g}) must not be below --from ({start:g})")
+    require(0 < precision < 1, f"--precision must be in (0, 1), got {precision:g}")
+
+
+def _round_rate(rate: float) -> float:
+    """Rates to three significant digits: probes at 4 525.48 msg/s read badly."""
+    digits = 2 - math.floor(math.log10(abs(rate)))
+    return round(rate, digits)
+
+
+def parse_budget(text: str) -> float:
+    """``30m``, ``1h``, ``90s`` or plain seconds → seconds (ValueError otherwise)."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    text = text.strip().lower()
+    scale = units.get(text[-1:])
+    number = text[:-1] if scale else text
+    seconds = float(number) * (scale or 1)
+    if not seconds > 0:
+        raise ValueError(f"budget must be > 0, got {text!r}")
+    return seconds

@@ -1,0 +1,242 @@
+"""``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
+
+import json
+import statistics
+import time
+from dataclasses import asdict, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ground import rundir
+from ground.config import from_mapping
+from ground.errors import ConfigError
+from ground.kafka.naming import new_run_id
+from ground.stages import SPARK_STAGES, stage
+from stagebench.capacity import (
+    PROBE_DURATION_S,
+    PROBE_WARMUP_MAX_S,
+    Criteria,
+    Probe,
+    SearchResult,
+    check_settings,
+    judge,
+    parse_budget,
+    search,
+)
+from stagebench.cli import run_overrides
+from stagebench.console import Console
+from stagebench.metadata import machine, versions
+from stagebench.runner import execute
+from stagebench.settings import RunConfig, load
+
+
+def run(args) -> int:
+    stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
+    unknown = [s for s in stages if s not in SPARK_STAGES]
+    if unknown or not stages:
+        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(SPARK_STAGES)})")
+    check_settings(args.start, args.max, args.precision)
+    try:
+        budget_s = parse_budget(args.budget) if args.budget else None
+    except ValueError as err:
+        raise ConfigError(f"--budget: {err}") from err
+    criteria = Criteria(max_p50_ms=args.max_p50 * 1000, max_drain_s=args.max_drain,
+                        max_engine_cpu_pct=args.max_cpu)  # fmt: skip
+    defaults = {"duration_s": PROBE_DURATION_S, "warmup_max_s": PROBE_WARMUP_MAX_S}
+    overrides = run_overrides(args, workload="latency")
+    overrides["run"] = {**defaults, **overrides["run"]}
+    settings = load(args.config, overrides)
+    base = from_mapping(RunConfig, settings.section("run"), "run")
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    console = Console()
+    rows, failed = [], False
+    for name in stages:
+        impl = base.impl if stage(name).custom else "builtin"
+        for attempt in range(args.repeat):
+            doc = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
+            rows.append(doc)
+            failed |= doc["stopped"].startswith("error") or doc["stopped"] == "interrupted"
+            print(f"capacity of {name} ({impl}), search {attempt + 1}: {_headline(doc)}")
+            print(f"results: {doc['dir']}")
+            if doc["stopped"] == "interrupted":
+                break
+        if rows and rows[-1]["stopped"] == "interrupted":
+            break
+    if len(rows) > 1:
+        print()
+        print(format_table(rows))
+    return 130 if rows and rows[-1]["stopped"] == "interrupted" else (1 if failed else 0)
+
+
+def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> dict:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(base.results_dir) / f"{stamp}-capacity-{name}-{new_run_id()}"
+    out.mkdir(parents=True)
+    probe_base = replace(base, stage=name, impl=impl, results_dir=str(out))
+
+    def probe(rate: float) -> Probe:
+        console.step(f"capacity of {name} ({impl}): probe at {rate:,.0f} msg/s")
+        result = execute(replace(probe_base, rate=rate), settings, console)
+        verdict = judge(rate, result.summary, criteria, run_dir=str(result.run_dir))
+        console.step(f"probe at {rate:,.0f} msg/s: {verdict.verdict}"
+                     + (f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""))  # fmt: skip
+        return verdict
+
+    began = time.monotonic()
+    found = search(probe, args.start, args.max, args.precision, budget_s)
+    doc = capacity_doc(name, impl, found, args.precision, criteria, time.monotonic() - began)
+    doc["dir"] = str(out)
+    write(out, doc)
+    return doc
+
+
+def capacity_doc(
+    name: str,
+    impl: str,
+    found: SearchResult,
+    precision: float,
+    criteria: Criteria,
+    seconds: float,
+) -> dict[str, Any]:
+    """capacity.json: the search's answer, every probe, and the conditions."""
+    best = next(
+        (p for p in reversed(found.probes) if p.rate == found.sustainable_mps and p.sustainable),
+        None,
+    )
+    cores_used = None if best is None or not best.engine_cpu_pct else best.engine_cpu_pct / 100
+    return {
+        "stage": name,
+        "impl": impl,
+        "sustainable_mps": found.sustainable_mps,
+        "first_unsustainable_mps": found.first_unsustainable_mps,
+        "precision": precision,
+        "bracket_width": found.bracket_width,
+        "stopped": found.stopped,
+        "engine_cores_used": None if cores_used is None else round(cores_used, 2),
+        "sustainable_mps_per_core": (
+            None if cores_used is None else round(found.sustainable_mps / cores_used, 1)
+        ),
+        "criteria": asdict(criteria),
+        "seconds": round(seconds, 1),
+        "probes": [p.as_dict() for p in found.probes],
+        "machine": machine(),
+        "versions": versions(),
+    }
+
+
+def write(out: Path, doc: dict[str, Any]) -> None:
+    (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    image = plot(doc, out / rundir.CAPACITY_PLOT)
+    (out / rundir.CAPACITY_MD).write_text(report(doc, image))
+
+
+def _headline(doc: dict[str, Any]) -> str:
+    lo, hi = doc["sustainable_mps"], doc["first_unsustainable_mps"]
+    stopped = {
+        "converged": f"within {doc['precision']:.0%}",
+        "max-rate": "the highest rate allowed (--max) was sustainable",
+        "publisher-bound": "the publisher could not offer more on this machine: "
+        "the stage's capacity is higher",
+        "nothing-sustainable": "no rate was sustainable",
+        "budget": "the budget ran out",
+        "interrupted": "interrupted",
+    }.get(doc["stopped"], doc["stopped"])
+    if lo is None:
+        return f"below {hi:,.0f} msg/s ({stopped})" if hi else f"unknown ({stopped})"
+    bracket = f" (first unsustainable: {hi:,.0f} msg/s)" if hi else ""
+    per_core = doc["sustainable_mps_per_core"]
+    core = f", {per_core:,.0f} msg/s per core used" if per_core else ""
+    return f"{lo:,.0f} msg/s sustainable{bracket}{core}; {stopped}; {doc['seconds'] / 60:.1f} min"
+
+
+def report(doc: dict[str, Any], image: Path | None) -> str:
+    lines = [
+        f"# Capacity of {doc['stage']} ({doc['impl']})",
+        "",
+        _headline(doc) + ".",
+        "",
+        "A probe is sustainable when, over its measured period, the per-second latency "
+        "shows no rising trend, p50 stays under "
+        f"{doc['criteria']['max_p50_ms'] / 1000:g} s, the job drains within "
+        f"{doc['criteria']['max_drain_s']:g} s after the input stops, no output is missing "
+        "and every output agrees with its inputs; a probe whose publisher fell behind says "
+        "nothing about the stage. A failed probe is repeated once before it counts.",
+        "",
+        "| rate msg/s | verdict | p50 ms | p99 ms | engine CPU % of a core | reasons | run |",
+        "|---:|---|---:|---:|---:|---|---|",
+    ]
+    for p in doc["probes"]:
+        run = Path(p["run_dir"]).name if p["run_dir"] else "-"
+        lines.append(
+            f"| {p['rate']:,.0f} | {p['verdict']} | {_num(p['p50'])} | {_num(p['p99'])} | "
+            f"{_num(p['engine_cpu_pct'])} | {'; '.join(p['reasons']) or '-'} | {run} |"
+        )
+    if image is not None:
+        lines += ["", f"![latency against offered rate]({image.name})"]
+    return "\n".join(lines) + "\n"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def plot(doc: dict[str, Any], path: Path) -> Path | None:
+    """p50 and p99 against the offered rate, each probe marked, the capacity drawn."""
+    probes = [p for p in doc["probes"] if p["p50"] is not None]
+    if not probes:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    styles = {"sustainable": ("tab:green", "o"), "unsustainable": ("tab:red", "x"),
+              "publisher-bound": ("tab:gray", "s")}  # fmt: skip
+    for verdict, (color, marker) in styles.items():
+        chosen = [p for p in probes if p["verdict"] == verdict]
+        if not chosen:
+            continue
+        rates = [p["rate"] for p in chosen]
+        ax.scatter(rates, [p["p50"] for p in chosen], color=color, marker=marker,
+                   label=f"p50, {verdict}")  # fmt: skip
+        ax.scatter(rates, [p["p99"] for p in chosen], color=color, marker=marker, alpha=0.4,
+                   label=f"p99, {verdict}")  # fmt: skip
+    if doc["sustainable_mps"]:
+        ax.axvline(doc["sustainable_mps"], color="tab:blue", linestyle="--",
+                   label=f"capacity {doc['sustainable_mps']:,.0f} msg/s")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered rate, msg/s (both input topics)")
+    ax.set_ylabel("latency, ms (broker clock)")
+    ax.set_title(f"{doc['stage']} ({doc['impl']}): latency against offered rate")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """One line per stage: the median capacity over its searches, per core, and the spread."""
+    by_stage: dict[tuple[str, str], list[dict]] = {}
+    for doc in rows:
+        by_stage.setdefault((doc["stage"], doc["impl"]), []).append(doc)
+    header = ["stage", "impl", "capacity msg/s", "per core used", "searches", "spread", "minutes"]
+    body = []
+    for (name, impl), docs in by_stage.items():
+        found = [d["sustainable_mps"] for d in docs if d["sustainable_mps"]]
+        per_core = [d["sustainable_mps_per_core"] for d in docs if d["sustainable_mps_per_core"]]
+        spread = f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-"
+        body.append([
+            name, impl,
+            f"{statistics.median(found):,.0f}" if found else "-",
+            f"{statistics.median(per_core):,.0f}" if per_core else "-",
+            str(len(docs)), spread, f"{sum(d['seconds'] for d in docs) / 60:.1f}",
+        ])  # fmt: skip
+    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
+    return "\n".join(lines)

@@ -1,0 +1,147 @@
+"""The capacity search on fake probes with known answers, and the verdict on run summaries."""
+
+import itertools
+
+import pytest
+
+from ground.errors import ConfigError
+from stagebench.capacity import Criteria, Probe, judge, parse_budget, search
+
+
+def fake(capacity: float, publisher_max: float = float("inf"), flaky: set | None = None):
+    """A probe sustainable up to ``capacity``; ``flaky`` rates fail on their first try."""
+    calls: list[float] = []
+    tried: set = set()
+
+    def probe(rate: float) -> Probe:
+        calls.append(rate)
+        if rate > publisher_max:
+            return Probe(rate, False, ("publisher behind",), publisher_bound=True, seconds=60)
+        first_try = rate not in tried
+        tried.add(rate)
+        ok = rate <= capacity and not (flaky and rate in flaky and first_try)
+        return Probe(rate, ok, () if ok else ("rising",), seconds=60)
+
+    return probe, calls
+
+
+def test_grows_then_bisects_to_the_precision():
+    probe, calls = fake(capacity=5750)
+    result = search(probe, start=500, max_rate=100_000, precision=0.10)
+    assert result.stopped == "converged"
+    assert result.sustainable_mps <= 5750 < result.first_unsustainable_mps
+    assert result.bracket_width <= 0.10
+    assert calls[:5] == [500, 1000, 2000, 4000, 8000]
+    assert calls[5] == 8000  # a failure is confirmed before the search relies on it
+
+
+def test_a_noisy_failure_at_a_sustainable_rate_does_not_end_the_growth():
+    probe, calls = fake(capacity=5750, flaky={2000})
+    result = search(probe, start=500, max_rate=100_000, precision=0.10)
+    assert calls[:4] == [500, 1000, 2000, 2000]
+    assert result.sustainable_mps >= 4000
+    assert [p.sustainable for p in result.probes[2:4]] == [False, True]
+
+
+def test_a_first_probe_above_capacity_searches_downwards():
+    probe, _ = fake(capacity=300)
+    result = search(probe, start=1000, max_rate=100_000, precision=0.10)
+    assert result.sustainable_mps <= 300 < result.first_unsustainable_mps
+    assert result.bracket_width <= 0.10
+
+
+def test_nothing_sustainable_and_the_max_rate():
+    probe, _ = fake(capacity=0.1)
+    assert search(probe, start=4, max_rate=100, min_rate=1).stopped == "nothing-sustainable"
+    probe, calls = fake(capacity=1e9)
+    result = search(probe, start=500, max_rate=3000)
+    assert result.stopped == "max-rate" and result.sustainable_mps == 3000
+    assert calls == [500, 1000, 2000, 3000]
+
+
+def test_the_budget_ends_the_search_with_the_bracket_so_far():
+    probe, calls = fake(capacity=5750)
+    ticks = itertools.count(step=60)  # each probe takes 60 s of the fake clock
+    result = search(probe, 500, 100_000, budget_s=400, clock=lambda: next(ticks) / 2)
+    assert result.stopped == "budget"
+    assert 0 < len(calls) < 10
+    assert result.sustainable_mps is not None
+
+
+def test_a_publisher_that_cannot_keep_up_ends_the_search_without_blaming_the_stage():
+    probe, _ = fake(capacity=50_000, publisher_max=3000)
+    result = search(probe, 500, 100_000)
+    assert result.stopped == "publisher-bound"
+    assert result.sustainable_mps == 2000 and result.first_unsustainable_mps is None
+    assert result.probes[-1].verdict == "publisher-bound"
+
+
+def test_ctrl_c_keeps_the_finished_probes():
+    def probe(rate):
+        if rate > 1000:
+            raise KeyboardInterrupt
+        return Probe(rate, True, seconds=1)
+
+    result = search(probe, 500, 100_000)
+    assert result.stopped == "interrupted" and [p.rate for p in result.probes] == [500, 1000]
+
+
+@pytest.mark.parametrize(
+    ("start", "max_rate", "precision"), [(0, 10, 0.1), (-5, 10, 0.1), (100, 50, 0.1),
+                                         (100, 500, 0), (100, 500, 1.0)],
+)  # fmt: skip
+def test_bad_search_settings_are_refused(start, max_rate, precision):
+    with pytest.raises(ConfigError):
+        search(lambda r: Probe(r, True), start, max_rate, precision)
+
+
+def test_budget_text():
+    assert parse_budget("30m") == 1800 and parse_budget("1h") == 3600
+    assert parse_budget("90") == 90 and parse_budget("45s") == 45
+    for bad in ("", "m", "-3m", "soon"):
+        with pytest.raises(ValueError):
+            parse_budget(bad)
+
+
+def _summary(**over) -> dict:
+    base = {
+        "latency_ms": {"p50": 120.0, "p99": 300.0},
+        "records": {"missing": 0},
+        "steady_state": {"verdict": "steady", "slope_ms_per_min": 3.0},
+        "trusted": True,
+        "machine": {"cores": 2},
+        "throughput": {"drain_ms": 1500},
+        "metadata": {
+            "publisher": {"achieved_rate": 1000.0, "behind": False, "end_ms": 10_000},
+            "marks_ms": {"drained_ms": 12_000},
+            "resources": {"engine": {"cpu_percent_mean": 130.0}},
+        },
+    }
+    return {**base, **over}
+
+
+def test_judge_a_steady_probe_and_each_reason():
+    ok = judge(1000, _summary(), Criteria(), run_dir="r")
+    assert ok.sustainable and ok.engine_cpu_pct == 130.0 and ok.run_dir == "r"
+    up = {"verdict": "rising", "slope_ms_per_min": 900.0}
+    rising = judge(1000, _summary(steady_state=up), Criteria())
+    assert not rising.sustainable and "rising +900 ms/min" in rising.reasons[0]
+    slow = judge(1000, _summary(latency_ms={"p50": 12_000.0, "p99": 20_000.0}), Criteria())
+    assert "above 10,000 ms" in slow.reasons[0]
+    meta = _summary()["metadata"]
+    late = judge(1000, _summary(throughput={"drain_ms": 15_000}), Criteria())
+    assert late.reasons == ("drained 15.0 s after the input stopped",)
+    stuck = judge(1000, _summary(metadata={**meta, "marks_ms": {}}), Criteria())
+    assert "did not drain" in stuck.reasons[0]
+    lossy = judge(1000, _summary(records={"missing": 7}), Criteria())
+    assert lossy.reasons == ("7 outputs missing",)
+    busy = judge(1000, _summary(), Criteria(max_engine_cpu_pct=50))
+    assert "engine CPU 65 %" in busy.reasons[0]
+
+
+def test_judge_names_the_publisher_as_the_bottleneck():
+    meta = _summary()["metadata"]
+    behind = {**meta, "publisher": {"achieved_rate": 800.0, "behind": True, "end_ms": 10_000}}
+    probe = judge(1000, _summary(metadata=behind), Criteria())
+    assert probe.publisher_bound and probe.verdict == "publisher-bound"
+    assert "the load generator, not the stage" in probe.reasons[0]
