@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.expected import unify_categories
+from evaluator.reader import OFFSET, PARTITION
 from evaluator.stages import VALUES
 from ground import contract as s
 
@@ -42,7 +43,7 @@ def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str
     if len(outputs) == 0 or len(expected) == 0:
         return np.full(len(outputs), -1, np.int64)
     outputs, expected = unify_categories([outputs, expected], tuple(identity))
-    keys = _packed(outputs, expected, identity)
+    keys = packed_keys([outputs, expected], identity)
     if keys is None:
         rows = (
             outputs[list(identity)]
@@ -57,30 +58,31 @@ def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str
     return np.where(sorted_keys[pos] == out_key, order[pos], -1).astype(np.int64)
 
 
-def _packed(
-    a: pd.DataFrame, b: pd.DataFrame, identity: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """One int64 key per row of ``a`` and ``b`` from the identity columns (None: too wide)."""
-    key_a, key_b = np.zeros(len(a), np.int64), np.zeros(len(b), np.int64)
+def packed_keys(
+    frames: Sequence[pd.DataFrame], identity: Sequence[str]
+) -> list[np.ndarray] | None:
+    """One int64 key per row of each frame from its identity columns (None: too wide).
+
+    Categorical columns must share their categories (:func:`unify_categories`);
+    a null category packs as 0. Equal identities give equal keys across the frames.
+    """
+    keys = [np.zeros(len(f), np.int64) for f in frames]
     radix = 1
     for name in identity:
-        col_a, col_b = a[name], b[name]
-        if isinstance(col_a.dtype, pd.CategoricalDtype):
-            codes_a = col_a.cat.codes.to_numpy().astype(np.int64) + 1  # -1 (null) → 0
-            codes_b = col_b.cat.codes.to_numpy().astype(np.int64) + 1
-        elif col_a.dtype.kind in "iu" and col_b.dtype.kind in "iu":
-            low = min(int(col_a.min()), int(col_b.min()))
-            codes_a = col_a.to_numpy(np.int64) - low
-            codes_b = col_b.to_numpy(np.int64) - low
+        columns = [f[name] for f in frames]
+        if all(isinstance(c.dtype, pd.CategoricalDtype) for c in columns):
+            codes = [c.cat.codes.to_numpy().astype(np.int64) + 1 for c in columns]
+        elif all(c.dtype.kind in "iu" for c in columns):
+            low = min(int(c.min()) for c in columns if len(c))
+            codes = [c.to_numpy(np.int64) - low for c in columns]
         else:
             return None
-        span = max(int(codes_a.max()), int(codes_b.max())) + 1
+        span = max(int(c.max()) for c in codes if len(c)) + 1
         radix *= span
         if radix >= 2**62:
             return None
-        key_a = key_a * span + codes_a
-        key_b = key_b * span + codes_b
-    return key_a, key_b
+        keys = [k * span + c for k, c in zip(keys, codes, strict=True)]
+    return keys
 
 
 def derived(
@@ -105,12 +107,13 @@ def check(
 
     Returns the ``records`` counts (:data:`CARRIED_KEYS` and ``wrong_values``, the
     outputs with at least one wrong value) and, per wrong field, its count and up to
-    :data:`EXAMPLES` examples ``{identity…, output, expected}``. A missing value
+    :data:`EXAMPLES` examples ``{identity…, output, expected}``, the first by partition
+    and offset. A missing value
     (null) is wrong unless the expected value is missing too.
     """
     found = rows >= 0
     values = [f for f in VALUES.get(stage, ()) if f in outputs and f in expected]
-    columns = list(dict.fromkeys((*identity, *CARRIED, *values)))
+    columns = list(dict.fromkeys((*identity, *CARRIED, *values, PARTITION, OFFSET)))
     # only the compared columns are copied: ten million outputs stay affordable
     out = outputs.loc[found, [c for c in columns if c in outputs]].reset_index(drop=True)
     exp = expected.iloc[rows[found]][[c for c in columns if c in expected]]
@@ -141,7 +144,11 @@ def _differs(got: pd.Series, want: pd.Series, exact: bool) -> np.ndarray:
 def _examples(
     out: pd.DataFrame, exp: pd.DataFrame, bad: np.ndarray, field: str, identity: Sequence[str]
 ) -> dict:
-    picked = np.flatnonzero(bad)[:EXAMPLES]
+    picked = np.flatnonzero(bad)
+    if PARTITION in out and OFFSET in out:  # the first by partition and offset, as Spark's
+        where = out.iloc[picked]
+        picked = picked[np.lexsort((where[OFFSET].to_numpy(), where[PARTITION].to_numpy()))]
+    picked = picked[:EXAMPLES]
     return {
         "count": int(bad.sum()),
         "examples": [

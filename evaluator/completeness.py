@@ -16,6 +16,7 @@ Compares the measured outputs with the outputs the inputs say must exist
 import numpy as np
 import pandas as pd
 
+from evaluator.checks import packed_keys
 from evaluator.expected import unify_categories
 from ground import contract as s
 from ground.stages import stage as stage_table
@@ -109,22 +110,9 @@ def duplicates(frame: pd.DataFrame, identity: tuple[str, ...]) -> int:
     """
     if len(frame) == 0:
         return 0
-    key = np.zeros(len(frame), np.int64)
-    radix = 1
-    for name in identity:
-        col = frame[name]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            codes = col.cat.codes.to_numpy().astype(np.int64) + 1  # -1 (null) → 0
-        elif col.dtype.kind in "iu":
-            codes = col.to_numpy(np.int64) - int(col.min())
-        else:
-            return int(frame.duplicated(list(identity)).sum())
-        span = int(codes.max()) + 1
-        radix *= span
-        if radix >= 2**62:
-            return int(frame.duplicated(list(identity)).sum())
-        key *= span
-        key += codes
-        del codes
+    keys = packed_keys([frame], identity)
+    if keys is None:
+        return int(frame.duplicated(list(identity)).sum())
+    key = keys[0]
     key.sort()
-    return int(len(key) - 1 - np.count_nonzero(key[1:] != key[:-1])) if len(key) else 0
+    return int(len(key) - 1 - np.count_nonzero(key[1:] != key[:-1]))

@@ -49,8 +49,9 @@ class EvaluatorConfig:
             f"sliding_window_s must be >= 2, got {self.sliding_window_s}",
         )
         require(
-            0 < self.lookback_short_s < self.lookback_long_s < self.sliding_window_s,
-            "lookbacks must satisfy 0 < lookback_short_s < lookback_long_s < sliding_window_s",
+            0 < self.lookback_short_s < self.lookback_long_s,
+            "the lookbacks must satisfy 0 < lookback_short_s < lookback_long_s, got "
+            f"{self.lookback_short_s} and {self.lookback_long_s}",
         )
         require(self.batch_size > 0, f"batch_size must be > 0, got {self.batch_size}")
         require(self.idle_timeout_s > 0, f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")

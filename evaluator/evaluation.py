@@ -285,7 +285,8 @@ def build_summary(
     examples; None when no input was read); ``trusted`` (False when the
     pipeline's outputs contradict its inputs: wrong carried timestamps or
     counts, wrong values, unexplained outputs, negative latencies; the
-    reasons are in ``warnings``); ``throughput``:
+    reasons are in ``warnings``; None when no input was read, so nothing was
+    checked); ``throughput``:
 
     - ``input_mps``, ``output_mps``: input records and valid output records whose
       *own* broker timestamp lies in the measured period, per second of that
@@ -295,7 +296,7 @@ def build_summary(
       broker second over the whole run (the time series' ``output_count``),
       None without outputs;
     - ``first_output_delay_ms``: the first valid output's broker timestamp minus
-      the first input's (the single-burst workload's time to first output,
+      the first input's (in the single burst it includes the backlog's length,
       docs/method.md#workloads), None without inputs or outputs;
     - ``drain_ms``: the last valid output's broker timestamp minus the last
       input's: how long the job still wrote after the input stopped (a
@@ -332,7 +333,8 @@ def build_summary(
         "latency_earliest_ms": result["latency_earliest_ms"],
         "records": result["records"],
         "wrong": result["wrong"],
-        "trusted": not distrust,
+        # nothing checked without the inputs: neither trusted nor not
+        "trusted": None if result["wrong"] is None else not distrust,
         "throughput": result["throughput"],
         "steady_state": result["steady_state"],
         "confidence": result["confidence"],

@@ -155,10 +155,11 @@ def _tumbling(joined: pd.DataFrame) -> pd.DataFrame:
 
 
 _NOT_INT = (s.LOCATION_ID, s.FLOW_SUM, s.SPEED_AVG, *s.KINDS)
-_CHANGES = {
+CHANGES = {
     s.FLOW_SUM: (s.FLOW_CHANGE_SHORT, s.FLOW_CHANGE_LONG),
     s.SPEED_AVG: (s.SPEED_CHANGE_SHORT, s.SPEED_CHANGE_LONG),
 }
+"""Per sliding value, its relative changes against the short and the long lookback."""
 
 
 def _sliding(tumbling: pd.DataFrame, window_s: int, lookbacks_s: tuple[int, int]) -> pd.DataFrame:
@@ -187,7 +188,7 @@ def _sliding(tumbling: pd.DataFrame, window_s: int, lookbacks_s: tuple[int, int]
         .reset_index()
     )
     key = [s.LOCATION_ID, s.WINDOW_START]
-    values = [*key, *_CHANGES]
+    values = [*key, *CHANGES]
     last = tumbling[[*values, s.LANES_SEEN, s.NUM_LANES]]
     out = last.merge(agg, on=key, how="inner")
     for back_s, which in zip(lookbacks_s, (0, 1), strict=True):
@@ -195,12 +196,12 @@ def _sliding(tumbling: pd.DataFrame, window_s: int, lookbacks_s: tuple[int, int]
             **{s.WINDOW_START: tumbling[s.WINDOW_START] + back_s * SECOND_MS}
         )
         then = out[key].merge(then, on=key, how="left")
-        for value, changes in _CHANGES.items():
+        for value, changes in CHANGES.items():
             now, before = out[value].to_numpy(float), then[value].to_numpy(float)
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[changes[which]] = np.where(before != 0, (now - before) / before, np.nan)
     last_second = out[s.WINDOW_START]
     out[s.WINDOW_END] = last_second + SECOND_MS
     out[s.WINDOW_START] = last_second + SECOND_MS - window_s * SECOND_MS
-    floats = (*_NOT_INT, *(c for pair in _CHANGES.values() for c in pair))
+    floats = (*_NOT_INT, *(c for pair in CHANGES.values() for c in pair))
     return out.astype({c: np.int64 for c in out.columns if c not in floats})

@@ -89,7 +89,7 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         f"output topic `{run['output_topic']}`, inputs {', '.join(run['input_topics']) or '-'}.",
         "",
     ]
-    if not summary["trusted"]:
+    if summary["trusted"] is False:
         lines += [
             "**Not trusted:** the outputs contradict their inputs (see Warnings and "
             "Wrong fields); the latencies below are computed from the input topics.",

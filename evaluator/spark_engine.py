@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from evaluator import checks, reader, stages
 from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
+from evaluator.expected import CHANGES
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
 from evaluator.reader import MALFORMED as BAD
 from evaluator.reader import OFFSET, PARTITION, TIMESTAMP_TYPE, TOPIC, not_log_append_time
@@ -502,7 +503,7 @@ def _expected(name: str, inputs, window_s: int, lookbacks_s: tuple[int, int]):
             *[F.col(v).alias(f"_then{which}_{v}") for v in values],
         )
         out = out.join(then, key, "left")
-        for value, names in _CHANGES.items():
+        for value, names in CHANGES.items():
             before = F.col(f"_then{which}_{value}")
             # (now − then) / then; null (NaN in pandas) without that second or when it is 0
             change = F.when(before != 0, F.try_divide(F.col(value) - before, before))
@@ -519,13 +520,6 @@ def _expected(name: str, inputs, window_s: int, lookbacks_s: tuple[int, int]):
         *values,
         *changes,
     )
-
-
-_CHANGES = {
-    s.FLOW_SUM: (s.FLOW_CHANGE_SHORT, s.FLOW_CHANGE_LONG),
-    s.SPEED_AVG: (s.SPEED_CHANGE_SHORT, s.SPEED_CHANGE_LONG),
-}
-"""Per sliding value, its relative changes against the short and long lookback."""
 
 
 def _describe(frame, col: str) -> dict[str, Any]:

@@ -19,13 +19,16 @@ from typing import Any
 
 from ground.config import require
 from ground.errors import StagebenchError
+from stagebench.resources import SATURATED_SHARE_WARN
 
 PROBE_DURATION_S = 30.0
 PROBE_WARMUP_MAX_S = 60.0
 """A probe's measured period and longest warm-up unless given: an overloaded probe never
 settles, so its warm-up would otherwise last the full 180 s of a latency run."""
 PUBLISHER_SHORTFALL = 0.05
-"""A probe whose publisher achieved less than 95 % of its rate did not offer that rate."""
+"""A probe whose publisher achieved less than 95 % of its rate did not offer that rate: on
+a machine with idle cores the publisher is the bottleneck (publisher-bound), on a
+saturated one the job starved it (unsustainable)."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,11 @@ class Criteria:
     reported, not judged."""
 
     def __post_init__(self) -> None:
-        require(self.max_p50_ms > 0, "max_p50_ms must be > 0")
-        require(self.max_drain_s > 0, "max_drain_s must be > 0")
+        require(self.max_p50_ms > 0, "--max-p50 must be > 0")
+        require(self.max_drain_s > 0, "--max-drain must be > 0")
         require(
             self.max_engine_cpu_pct is None or 0 < self.max_engine_cpu_pct <= 100,
-            "max_engine_cpu_pct must be in (0, 100]",
+            "--max-cpu must be in (0, 100]",
         )
 
 
@@ -59,7 +62,8 @@ class Probe:
     p50: float | None = None
     p99: float | None = None
     engine_cpu_pct: float | None = None
-    """Mean CPU of the Spark job over the run, % of one core (150: one and a half cores)."""
+    """Mean CPU of the Spark job over the measured period, % of one core (150: one and a
+    half cores)."""
     run_dir: str | None = None
     seconds: float = 0.0
 
@@ -93,16 +97,17 @@ def judge(
         "engine_cpu_pct": cpu,
         "run_dir": run_dir,
     }
-    if publisher.get("behind") or (
-        achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
-    ):
-        offered = "" if achieved is None else f" (achieved {achieved:,.0f} of {rate:,.0f} msg/s)"
-        reason = (
-            f"the publisher fell behind its schedule{offered}: the load generator, not the "
-            "stage, is the bottleneck at this rate on this machine"
-        )
-        return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
     reasons = []
+    short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
+    if short:
+        saturated = (machine.get("saturated_share") or 0) > SATURATED_SHARE_WARN
+        offered = f"the publisher achieved {achieved:,.0f} of {rate:,.0f} msg/s"
+        if not saturated:
+            # the machine had room: the load generator itself could not go faster
+            reason = f"{offered}: the load generator, not the stage, is the bottleneck here"
+            return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
+        # all cores busy: the job starved the publisher, which is the stage's overload
+        reasons.append(f"{offered} on a saturated machine")
     steady = summary.get("steady_state")
     if steady is None:
         reasons.append("too few measured seconds with outputs to judge the trend")
@@ -147,6 +152,8 @@ class SearchResult:
     probes: list[Probe] = field(default_factory=list)
     sustainable_mps: float | None = None
     first_unsustainable_mps: float | None = None
+    publisher_limit_mps: float | None = None
+    """The rate the publisher could not offer, twice, when ``stopped`` is publisher-bound."""
     stopped: str = "converged"
 
     @property
@@ -175,7 +182,8 @@ def search(
     ``probe(rate)`` runs one probe. Rates grow by ``growth`` from ``start`` (at most
     ``max_rate``) until a probe fails, and fall by it (down to ``min_rate``) when the
     first one fails; then the bracket is bisected geometrically. A failed probe is run
-    a second time and relied on only if it fails again. Before each probe the budget
+    a second time and relied on only if it fails again; a rate the publisher could not
+    offer twice ends the search (``publisher_limit_mps``). Before each probe the budget
     must leave room for one more probe as long as the longest so far. Ctrl-C
     (KeyboardInterrupt) ends the search with ``stopped="interrupted"``, a probe that
     cannot run (StagebenchError) with ``stopped="error: …"``; the probes so far are kept.
@@ -200,13 +208,19 @@ def search(
         if not p.seconds:
             p = Probe(**{**asdict(p), "seconds": clock() - t0})
         result.probes.append(p)
-        if p.publisher_bound:
-            raise _Stop("publisher-bound")
         return p
 
     def holds(rate: float) -> bool:
-        """Sustainable, or failed once and then passed its confirmation."""
-        return run(rate).sustainable or run(rate).sustainable
+        """Sustainable, or failed once and then passed its confirmation. Twice
+        publisher-bound ends the search: no higher rate can be offered here."""
+        first = run(rate)
+        if first.sustainable:
+            return True
+        second = run(rate)
+        if first.publisher_bound and second.publisher_bound:
+            result.publisher_limit_mps = rate
+            raise _Stop("publisher-bound")
+        return second.sustainable
 
     try:
         rate = start
@@ -235,8 +249,8 @@ def search(
         while result.bracket_width > precision:
             lo, hi = result.sustainable_mps, result.first_unsustainable_mps
             mid = _round_rate(math.sqrt(lo * hi))
-            if not lo < mid < hi:
-                break
+            if not lo < mid < hi:  # three digits are too few for this precision
+                mid = math.sqrt(lo * hi)
             if holds(mid):
                 result.sustainable_mps = mid
             else:

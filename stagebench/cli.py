@@ -11,6 +11,7 @@ This module is the one place that turns a :class:`StagebenchError` into
 import argparse
 import importlib
 import logging
+import re
 import signal
 import sys
 from pathlib import Path
@@ -77,8 +78,13 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
 ]  # fmt: skip
 
 
-def add_run_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
-    """The ``[run]`` options, but ``skip``: keys the command sets itself."""
+def add_run_arguments(
+    parser: argparse.ArgumentParser,
+    skip: tuple[str, ...] = (),
+    defaults: dict[str, str] | None = None,
+) -> None:
+    """The ``[run]`` options, but ``skip``: keys the command sets itself; ``defaults``:
+    keys whose default the command changes (shown in the help instead of RunConfig's)."""
     parser.add_argument(
         "--config", type=Path, help="TOML file with [run], [publisher], [pipeline], [evaluator]"
     )
@@ -99,6 +105,8 @@ def add_run_arguments(parser: argparse.ArgumentParser, skip: tuple[str, ...] = (
     for option, key, kind, help_text in RUN_OPTIONS:
         if key in skip:
             continue
+        if defaults and key in defaults:
+            help_text = re.sub(r"\(default: [^)]*\)$", f"(default: {defaults[key]})", help_text)
         metavar = option.lstrip("-").upper().replace("-", "_")
         parser.add_argument(option, dest=key, metavar=metavar, type=kind, help=help_text)
     add_bootstrap(parser)
@@ -430,6 +438,13 @@ def _evaluate(sub: argparse._SubParsersAction) -> None:
         type=int,
         help=f"sliding window length of the run, seconds (default: {own} {e.sliding_window_s})",
     )
+    for which in ("short", "long"):
+        parser.add_argument(
+            f"--lookback-{which}-s",
+            type=int,
+            help=f"the sliding stage's {which} lookback, seconds (default: {own} "
+            f"{getattr(e, f'lookback_{which}_s')})",
+        )
     parser.add_argument(
         "--log-scale", action="store_true", help="log-scale latency plots (default: off)"
     )
@@ -539,9 +554,10 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
         description="Constant-rate probes, each a complete run, growing geometrically from "
         "--from until one is not sustainable, then bisected to --precision. A probe is "
         "sustainable when its latency shows no rising trend, p50 stays under --max-p50, the "
-        "job drains within --max-drain after the input stops, no output is missing and the "
-        "publisher kept its schedule (if it did not, the publisher is the bottleneck and the "
-        "result says so). A failed probe is confirmed once. Writes "
+        "job drains within --max-drain after the input stops, no output is missing, every "
+        "output agrees with its inputs and the publisher offered the rate (if it could not "
+        "while cores were idle, the publisher is the bottleneck and the result says so). A "
+        "failed probe is confirmed once. Writes "
         "results/<time>-capacity-<stage>-<id>/ with capacity.json, capacity.md, capacity.png "
         "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
         "bracket found so far. Probes measure for "
@@ -604,7 +620,11 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
         help="also require mean engine CPU below this share of the machine, "
         "as the papers did with 80 (default: reported, not judged)",
     )
-    add_run_arguments(parser, skip=("rate", "workload"))
+    add_run_arguments(
+        parser,
+        skip=("rate", "workload"),
+        defaults={"duration_s": f"{PROBE_DURATION_S:g}", "warmup_max_s": f"{PROBE_WARMUP_MAX_S:g}"},
+    )
     _handler(parser, "capacity:run")
 
 

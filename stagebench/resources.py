@@ -21,8 +21,12 @@ All CPU figures are in % of one core: 200 is two cores fully busy.
   baseline is global to the process and reset by any other caller.
 - **Outside** = machine busy − the groups' CPU (each pid once), clamped at 0.
   Per-process and machine CPU are read microseconds to milliseconds apart
-  over intervals of the same length, and a process that ends within a second
-  takes that second's CPU with it (it then shows as outside). A sample in
+  over intervals of the same length. A child that starts and ends between two
+  rounds (the Spark JVM runs short commands such as ``rm -rf``, about 15 % of
+  a core) is never seen; a recursive group counts it from its parent's
+  children times when the parent reaps it, less what the group's own ended
+  processes had used. A process that ends within a second and whose parent is
+  not in its group takes that second's CPU with it (outside). A sample in
   which a group found an older process it had not seen before has no
   ``outside`` row (that process's CPU of the second is unknown).
 - The machine is whatever ``/proc/stat`` describes: in a container, the host;
@@ -91,6 +95,8 @@ class _Tracked:
     procs: dict[int, psutil.Process] = field(default_factory=dict)
     # per pid, its CPU seconds at the last round: its own, and its reaped children's
     seen: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # CPU seconds of ended processes not yet found in their parent's children times
+    unreaped_s: float = 0.0
 
 
 @dataclass
@@ -247,8 +253,10 @@ class ResourceSampler:
                 own, children = _cpu_seconds(proc)
             except psutil.Error:  # gone, or not ours to read
                 tracked.procs.pop(pid, None)
+                if pid in tracked.seen:  # ended this round: its parent may have reaped it
+                    ended += sum(tracked.seen.pop(pid))
                 continue
-            if pid in tracked.seen:
+            if pid in tracked.seen and tracked.group.recursive:
                 reaped_s += children - tracked.seen[pid][1]
             tracked.seen[pid] = (own, children)
             cpu_by_pid[pid] = cpu
@@ -259,10 +267,15 @@ class ResourceSampler:
         # Children that started and ended between two rounds (the JVM runs short commands
         # such as ``rm -rf``) are never seen; their CPU reaches their parent's children
         # times when they are reaped. Less what the group's own ended processes had used,
-        # which a parent's children times now also hold.
+        # which a parent's children times now also hold. Only in a recursive group: the
+        # children of a group of single processes (the runner's: the job) are not its own.
         reaped = 0.0
-        if self._last_s is not None and (extra_s := reaped_s - ended) > 0:
-            reaped = 100.0 * extra_s / max(now_s - self._last_s, 1e-3)
+        if tracked.group.recursive:
+            # an ended process shows in its parent's children times this round or the next
+            extra_s = reaped_s - tracked.unreaped_s - ended
+            tracked.unreaped_s = max(0.0, -extra_s)
+            if self._last_s is not None and extra_s > 0:
+                reaped = 100.0 * extra_s / max(now_s - self._last_s, 1e-3)
         row = {
             "cpu_percent": round(sum(cpu_by_pid.values()) + reaped, 1),
             "rss_mb": round(rss / MB, 1),

@@ -40,7 +40,7 @@ def run_suite(
         console.step(f"suite {suite_id}: run {i + 1} of {total}, stage {stage} ({impl})")
         result = execute(replace(base, stage=stage, impl=impl), settings, console)
         run_dirs.append(result.run_dir)
-        if result.summary["records"]["missing"] or not result.summary["trusted"]:
+        if result.summary["records"]["missing"] or result.summary["trusted"] is False:
             incomplete.append(result.run_dir)
     # a suite keeps its runs even when they turn out not comparable; it says so loudly
     comparison = compare(run_dirs, allow_mixed=True)

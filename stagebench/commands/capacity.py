@@ -10,7 +10,7 @@ from typing import Any
 
 from ground import rundir
 from ground.config import from_mapping
-from ground.errors import ConfigError
+from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
@@ -43,10 +43,12 @@ def run(args) -> int:
         raise ConfigError(f"--budget: {err}") from err
     criteria = Criteria(max_p50_ms=args.max_p50 * 1000, max_drain_s=args.max_drain,
                         max_engine_cpu_pct=args.max_cpu)  # fmt: skip
-    defaults = {"duration_s": PROBE_DURATION_S, "warmup_max_s": PROBE_WARMUP_MAX_S}
-    overrides = run_overrides(args, workload="latency")
-    overrides["run"] = {**defaults, **overrides["run"]}
-    settings = load(args.config, overrides)
+    settings = load(args.config, run_overrides(args, workload="latency"))
+    # a probe's own defaults, beneath the config file and the command line
+    for key, value in {"duration_s": PROBE_DURATION_S, "warmup_max_s": PROBE_WARMUP_MAX_S}.items():
+        if key not in settings.values["run"]:
+            settings.values["run"][key] = value
+            settings.sources["run"][key] = "capacity default"
     base = from_mapping(RunConfig, settings.section("run"), "run")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
@@ -78,7 +80,11 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
 
     def probe(rate: float) -> Probe:
         console.step(f"capacity of {name} ({impl}): probe at {rate:,.0f} msg/s")
-        result = execute(replace(probe_base, rate=rate), settings, console)
+        try:
+            result = execute(replace(probe_base, rate=rate), settings, console)
+        except SparkError as err:  # a job that fails under this load did not sustain it
+            console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
+            return Probe(rate, False, (f"the Spark job failed: {err}",))
         verdict = judge(rate, result.summary, criteria, run_dir=str(result.run_dir))
         console.step(f"probe at {rate:,.0f} msg/s: {verdict.verdict}"
                      + (f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""))  # fmt: skip
@@ -111,6 +117,7 @@ def capacity_doc(
         "impl": impl,
         "sustainable_mps": found.sustainable_mps,
         "first_unsustainable_mps": found.first_unsustainable_mps,
+        "publisher_limit_mps": found.publisher_limit_mps,
         "precision": precision,
         "bracket_width": found.bracket_width,
         "stopped": found.stopped,
@@ -137,8 +144,8 @@ def _headline(doc: dict[str, Any]) -> str:
     stopped = {
         "converged": f"within {doc['precision']:.0%}",
         "max-rate": "the highest rate allowed (--max) was sustainable",
-        "publisher-bound": "the publisher could not offer more on this machine: "
-        "the stage's capacity is higher",
+        "publisher-bound": f"the publisher could not offer {doc['publisher_limit_mps'] or 0:,.0f} "
+        "msg/s on this machine (twice, with idle cores): the stage was not the bottleneck",
         "nothing-sustainable": "no rate was sustainable",
         "budget": "the budget ran out",
         "interrupted": "interrupted",

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
         "engine": args.engine,
         "log_scale": args.log_scale or None,
         "sliding_window_s": args.sliding_window_s,
+        "lookback_short_s": args.lookback_short_s,
+        "lookback_long_s": args.lookback_long_s,
         "plots": False if args.no_plots else None,
     }
     own = info.config.get("evaluator", {})

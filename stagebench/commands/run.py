@@ -14,4 +14,4 @@ def run(args) -> int:
     print(format_runs([result.summary]))
     print(f"\nresults: {result.run_dir}")
     summary = result.summary
-    return 0 if summary["trusted"] and not summary["records"]["missing"] else 1
+    return 1 if summary["trusted"] is False or summary["records"]["missing"] else 0

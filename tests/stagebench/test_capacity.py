@@ -1,10 +1,8 @@
 """The capacity search on fake probes with known answers, and the verdict on run summaries."""
 
-import itertools
-
 import pytest
 
-from ground.errors import ConfigError
+from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import Criteria, Probe, judge, parse_budget, search
 
 
@@ -60,20 +58,57 @@ def test_nothing_sustainable_and_the_max_rate():
 
 
 def test_the_budget_ends_the_search_with_the_bracket_so_far():
-    probe, calls = fake(capacity=5750)
-    ticks = itertools.count(step=60)  # each probe takes 60 s of the fake clock
-    result = search(probe, 500, 100_000, budget_s=400, clock=lambda: next(ticks) / 2)
+    now = [0.0]
+
+    def probe(rate: float) -> Probe:
+        now[0] += 60  # each probe takes a minute of the fake clock
+        return Probe(rate, rate <= 5750)
+
+    result = search(probe, 500, 100_000, budget_s=300, clock=lambda: now[0])
+    # 500, 1000, 2000, 4000 fit in 300 s with a minute to spare; 8000 would end at 300 s
+    # and is run (240 + 60 is not over 300), its confirmation would not fit
     assert result.stopped == "budget"
-    assert 0 < len(calls) < 10
-    assert result.sustainable_mps is not None
+    assert [p.rate for p in result.probes] == [500, 1000, 2000, 4000, 8000]
+    assert (result.sustainable_mps, result.first_unsustainable_mps) == (4000, None)
 
 
-def test_a_publisher_that_cannot_keep_up_ends_the_search_without_blaming_the_stage():
-    probe, _ = fake(capacity=50_000, publisher_max=3000)
+def test_a_publisher_that_cannot_keep_up_twice_ends_the_search_without_blaming_the_stage():
+    probe, calls = fake(capacity=50_000, publisher_max=3000)
     result = search(probe, 500, 100_000)
-    assert result.stopped == "publisher-bound"
+    assert result.stopped == "publisher-bound" and result.publisher_limit_mps == 4000
+    assert calls == [500, 1000, 2000, 4000, 4000]  # confirmed before the search stops
     assert result.sustainable_mps == 2000 and result.first_unsustainable_mps is None
     assert result.probes[-1].verdict == "publisher-bound"
+
+
+def test_a_publisher_bound_probe_that_passes_its_confirmation_counts_as_sustainable():
+    flaky_publisher = iter([True, False])
+
+    def probe(rate):
+        if rate == 1000 and next(flaky_publisher, False):
+            return Probe(rate, False, ("behind",), publisher_bound=True)
+        return Probe(rate, rate <= 1500)
+
+    result = search(probe, 500, 100_000, precision=0.2)
+    assert result.stopped == "converged" and 1000 <= result.sustainable_mps <= 1500
+
+
+def test_a_precision_finer_than_three_digits_still_converges():
+    probe, _ = fake(capacity=1003.7)
+    result = search(probe, 500, 4000, precision=0.001)
+    assert result.stopped == "converged" and result.bracket_width <= 0.001
+    assert result.sustainable_mps <= 1003.7 < result.first_unsustainable_mps
+
+
+def test_a_probe_that_cannot_run_ends_the_search_with_the_probes_so_far():
+    def probe(rate):
+        if rate > 1000:
+            raise BrokerError("Kafka at 127.0.0.1:1 stopped answering")
+        return Probe(rate, True)
+
+    result = search(probe, 500, 100_000)
+    assert result.stopped == "error: Kafka at 127.0.0.1:1 stopped answering"
+    assert [p.rate for p in result.probes] == [500, 1000]
 
 
 def test_ctrl_c_keeps_the_finished_probes():
@@ -139,9 +174,17 @@ def test_judge_a_steady_probe_and_each_reason():
     assert "engine CPU 65 %" in busy.reasons[0]
 
 
-def test_judge_names_the_publisher_as_the_bottleneck():
+def test_judge_names_the_publisher_as_the_bottleneck_only_with_idle_cores():
     meta = _summary()["metadata"]
-    behind = {**meta, "publisher": {"achieved_rate": 800.0, "behind": True, "end_ms": 10_000}}
-    probe = judge(1000, _summary(metadata=behind), Criteria())
+    short = {**meta, "publisher": {"achieved_rate": 800.0, "behind": True, "end_ms": 10_000}}
+    probe = judge(1000, _summary(metadata=short), Criteria())
     assert probe.publisher_bound and probe.verdict == "publisher-bound"
     assert "the load generator, not the stage" in probe.reasons[0]
+    # every core busy: the job starved the publisher, which is the stage's overload
+    busy = _summary(metadata=short, machine={"cores": 2, "saturated_share": 0.6})
+    probe = judge(1000, busy, Criteria())
+    assert not probe.publisher_bound and probe.verdict == "unsustainable"
+    assert "achieved 800 of 1,000 msg/s on a saturated machine" in probe.reasons[0]
+    # a late send now and then (behind) with the rate achieved says nothing against either
+    lagged = {**meta, "publisher": {"achieved_rate": 1000.0, "behind": True, "end_ms": 10_000}}
+    assert judge(1000, _summary(metadata=lagged), Criteria()).sustainable

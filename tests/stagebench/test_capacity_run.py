@@ -9,29 +9,40 @@ from tests.stagebench.test_runs import stagebench
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.slow]
 
+VERDICTS = {"sustainable", "unsustainable", "publisher-bound"}
+STOPS = {"converged", "max-rate", "publisher-bound", "nothing-sustainable", "budget"}
+
 
 def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootstrap, tmp_path):
-    # two probes: 300 msg/s, then the highest allowed, 600; ingest sustains both here
+    # from 300 to at most 600 msg/s, three minutes: two probes on a quiet machine (ingest
+    # sustains both), more on a busy one; what each probe is judged is the machine's
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
-        "--duration", "10", "--warmup", "10", "--tail", "3", "--budget", "10m",
+        "--duration", "10", "--warmup", "10", "--tail", "3", "--budget", "3m",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     out = next(tmp_path.glob("*-capacity-ingest-*"))
     doc = json.loads((out / "capacity.json").read_text())
     assert (doc["stage"], doc["impl"], doc["precision"]) == ("ingest", "builtin", 0.5)
-    rates = [p["rate"] for p in doc["probes"]]
-    assert rates[:2] == [300, 600]
-    assert doc["stopped"] == "max-rate" and doc["sustainable_mps"] == 600, doc
+    assert doc["stopped"] in STOPS, doc["stopped"]
+    assert doc["probes"] and doc["probes"][0]["rate"] == 300
+    assert doc["machine"]["cores"] >= 1 and doc["criteria"]["max_drain_s"] == 10
     for probe in doc["probes"]:
+        assert probe["verdict"] in VERDICTS
+        assert probe["sustainable"] == (probe["verdict"] == "sustainable")
+        assert bool(probe["reasons"]) != probe["sustainable"], probe
         run_dir = Path(probe["run_dir"])
         assert run_dir.parent == out and (run_dir / "summary.json").exists()
         summary = json.loads((run_dir / "summary.json").read_text())
-        assert summary["run"]["rate"] == probe["rate"]
-        assert summary["run"]["workload"] == "latency"
+        assert (summary["run"]["rate"], summary["run"]["workload"]) == (probe["rate"], "latency")
+        assert summary["run"]["duration_s"] == 10
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
-    assert doc["sustainable_mps_per_core"] > 0 and doc["machine"]["cores"] >= 1
+    sustainable = [p["rate"] for p in doc["probes"] if p["sustainable"]]
+    assert doc["sustainable_mps"] == (max(sustainable) if sustainable else None)
+    if doc["sustainable_mps"]:
+        assert doc["sustainable_mps_per_core"] > 0
+        assert f"{doc['sustainable_mps']:,.0f} msg/s sustainable" in result.stdout
     assert (out / "capacity.png").exists()
-    assert "| 600 | sustainable |" in (out / "capacity.md").read_text()
-    assert "600 msg/s sustainable" in result.stdout
+    table = (out / "capacity.md").read_text()
+    assert all(f"| {p['rate']:,.0f} | {p['verdict']} |" in table for p in doc["probes"])
