@@ -14,8 +14,8 @@ import pytest
 
 from ground.jvm.heap import heap_used_bytes
 from ground.jvm.java import java_executable
-from ground.kafka.ports import listener_pid
 from stagebench.resources import ResourceSampler
+from stagebench.runner import _local_broker_pid
 
 pytestmark = pytest.mark.integration  # those that start a run (its Spark job) are marked spark
 
@@ -30,21 +30,6 @@ def stagebench(*args, env_extra=None, timeout=900) -> subprocess.CompletedProces
         [sys.executable, "-m", "stagebench", *args],
         capture_output=True, text=True, env=env, timeout=timeout, check=False,
     )  # fmt: skip
-
-
-def broker_runs_here(bootstrap: str) -> bool:
-    """True when ``bootstrap`` is a Kafka JVM on this machine, whose resources a run samples.
-
-    Not so for a remote broker or one in a container (the port belongs to docker-proxy).
-    """
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
-    if host not in ("127.0.0.1", "localhost") or not port.isdigit():
-        return False
-    pid = listener_pid(int(port))
-    try:
-        return pid is not None and "kafka.Kafka" in psutil.Process(pid).cmdline()
-    except psutil.Error:
-        return False
 
 
 def assert_complete_run(run_dir: Path, stage: str, bootstrap: str, impl: str = "builtin") -> dict:
@@ -70,7 +55,7 @@ def assert_complete_run(run_dir: Path, stage: str, bootstrap: str, impl: str = "
     assert usage["engine"]["samples"] > 10 and usage["engine"]["cpu_percent_mean"] > 0
     # only a broker that is a process on this machine is sampled (a remote or containerised
     # one is not): the check is skipped for the others
-    if broker_runs_here(bootstrap):
+    if _local_broker_pid(bootstrap) is not None:
         assert usage["broker"]["rss_mb_max"] > 100
     assert summary["versions"]["pyspark"].startswith("4.")
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
