@@ -58,9 +58,7 @@ def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str
     return np.where(sorted_keys[pos] == out_key, order[pos], -1).astype(np.int64)
 
 
-def packed_keys(
-    frames: Sequence[pd.DataFrame], identity: Sequence[str]
-) -> list[np.ndarray] | None:
+def packed_keys(frames: Sequence[pd.DataFrame], identity: Sequence[str]) -> list[np.ndarray] | None:
     """One int64 key per row of each frame from its identity columns (None: too wide).
 
     Categorical columns must share their categories (:func:`unify_categories`);
