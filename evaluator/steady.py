@@ -7,6 +7,13 @@ should not be trusted); :func:`warmup_end` finds where the warm-up ended after
 the fact; :func:`is_settled` is the live check a runner calls every few seconds
 with what it has seen so far, to decide that warm-up is over.
 
+The live check is stricter than the verdict: a window is settled only when its
+slope's point estimate changes the latency by less than :data:`PERIOD_TOLERANCE`
+of the median across the window. An interval that merely contains 0 does not
+settle it: over a short window the interval is wide, and the JIT's slow tail
+(ingest still falling 30 ms/min a minute in) passed that test and spoiled the
+measured period that followed.
+
 The slope is Theil–Sen (median of pairwise slopes, robust to latency spikes),
 its 95 % interval is scipy's, and the Mann–Kendall p-value is the two-sided
 Kendall-tau test of the values against time (same statistic and tie-corrected
@@ -105,17 +112,18 @@ def steady_state(seconds: np.ndarray, values: np.ndarray) -> dict | None:
 def warmup_end(
     seconds: np.ndarray,
     values: np.ndarray,
-    window_s: float = 30,
+    window_s: float = 60,
     step_s: float = 5,
-    tolerance: float = 0.03,
+    tolerance: float = PERIOD_TOLERANCE,
 ) -> float | None:
-    """The first second t at which the trailing window (t − window_s, t] is steady.
+    """The first second t at which the trailing window (t − window_s, t] is settled
+    (see :func:`is_settled`).
 
     Candidates are checked every ``step_s`` seconds, starting at the first second
     with a full window behind it (t − window_s ≥ first second), exactly as a
     runner polling :func:`is_settled` every ``step_s`` seconds would; so the
-    answer is within ``step_s`` of the earliest steady window. A window with
-    fewer than ``MIN_POINTS`` usable points is not steady. None if no window is.
+    answer is within ``step_s`` of the earliest settled window. A window with
+    fewer than ``MIN_POINTS`` usable points is not settled. None if no window is.
     """
     x = np.asarray(seconds, np.float64)
     y = np.asarray(values, np.float64)
@@ -132,9 +140,14 @@ def warmup_end(
 
 
 def is_settled(
-    seconds: np.ndarray, values: np.ndarray, window_s: float = 30, tolerance: float = 0.03
+    seconds: np.ndarray,
+    values: np.ndarray,
+    window_s: float = 60,
+    tolerance: float = PERIOD_TOLERANCE,
 ) -> bool:
-    """True when the last ``window_s`` seconds of the series are steady (the live check).
+    """True when the last ``window_s`` seconds of the series are settled (the live check):
+    their Theil–Sen slope changes the latency by less than ``tolerance`` of their median
+    across the window, whatever its interval says.
 
     False while the series does not yet reach ``window_s`` back from its last
     second, or when that window has fewer than ``MIN_POINTS`` usable points.
@@ -150,10 +163,11 @@ def _window_steady(
     x: np.ndarray, y: np.ndarray, t: float, window_s: float, tolerance: float
 ) -> bool:
     inside = (x > t - window_s) & (x <= t)
-    try:
-        return trend(x[inside], y[inside], tolerance).verdict == "steady"
-    except ValueError:
+    xs, ys = _usable(x[inside], y[inside])
+    if xs.size < MIN_POINTS:
         return False
+    slope = stats.theilslopes(ys, xs - xs[0]).slope
+    return abs(slope) * window_s < tolerance * abs(float(np.median(ys)))
 
 
 def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

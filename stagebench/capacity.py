@@ -23,8 +23,10 @@ from stagebench.resources import SATURATED_SHARE_WARN
 
 PROBE_DURATION_S = 30.0
 PROBE_WARMUP_MAX_S = 60.0
-"""A probe's measured period and longest warm-up unless given: an overloaded probe never
-settles, so its warm-up would otherwise last the full 180 s of a latency run."""
+PROBE_SETTLE_WINDOW_S = 30.0
+"""A probe's measured period, longest warm-up and settle window unless given: an
+overloaded probe never settles, so its warm-up would otherwise last the full 180 s of a
+latency run."""
 PUBLISHER_SHORTFALL = 0.05
 """A probe whose publisher achieved less than 95 % of its rate did not offer that rate: on
 a machine with idle cores the publisher is the bottleneck (publisher-bound), on a

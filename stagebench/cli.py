@@ -63,8 +63,8 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--rate", "rate", float, f"messages/s over both input topics (default: {_R.rate:g})"),
     ("--duration", "duration_s", float, f"measured seconds per run (default: {_R.duration_s:g})"),
     ("--warmup", "warmup_s", _warmup, "warm-up before the measured period, whose outputs are "
-     "left out: seconds, or auto: until the per-second latency shows no trend for "
-     f"{_R.settle_window_s:g} s (default: {_R.warmup_s})"),
+     "left out: seconds, or auto: until the per-second median latency changes by less "
+     f"than 10 %% over {_R.settle_window_s:g} s (default: {_R.warmup_s})"),
     ("--warmup-max", "warmup_max_s", float, f"longest auto warm-up, seconds "
      f"(default: {_R.warmup_max_s:g})"),
     ("--tail", "tail_s", float, f"seconds published after the measured period "

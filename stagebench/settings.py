@@ -73,8 +73,9 @@ class RunConfig:
     over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
     published before the job are measured from the job's start: no warm-up."""
     warmup_max_s: float = 180.0
-    settle_window_s: float = 30.0
-    """Auto warm-up: the window of per-second latencies that must show no trend."""
+    settle_window_s: float = 60.0
+    """Auto warm-up: the window of per-second latencies whose trend must change them by
+    less than 10 % of their median (:func:`evaluator.steady.is_settled`)."""
     tail_s: float = 5.0
     """Publishing goes on this long after the measured period so the last windows close."""
     drain_timeout_s: float = 60.0

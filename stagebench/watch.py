@@ -4,7 +4,7 @@ A consumer thread reads every output as the job writes it and keeps, per broker
 second, the latencies of the outputs appended in that second (output
 LogAppendTime − the carried ``input_ts_latest``, one clock). The runner asks
 :meth:`OutputWatcher.settled` every few seconds: warm-up is over once the
-per-second median has shown no trend for a whole window
+per-second median has settled over a whole window
 (:func:`evaluator.steady.is_settled`). The evaluator later recomputes every
 latency from the topics; the watcher only decides when to start measuring.
 """
@@ -98,7 +98,7 @@ class OutputWatcher:
         return np.asarray(seconds, float), np.asarray(p50, float)
 
     def settled(self, window_s: float) -> bool:
-        """Whether the last ``window_s`` seconds of the per-second median show no trend.
+        """Whether the last ``window_s`` seconds of the per-second median have settled.
 
         The newest second is left out: it is still being written.
         """

@@ -15,6 +15,7 @@ from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
     PROBE_DURATION_S,
+    PROBE_SETTLE_WINDOW_S,
     PROBE_WARMUP_MAX_S,
     Criteria,
     Probe,
@@ -45,7 +46,12 @@ def run(args) -> int:
                         max_engine_cpu_pct=args.max_cpu)  # fmt: skip
     settings = load(args.config, run_overrides(args, workload="latency"))
     # a probe's own defaults, beneath the config file and the command line
-    for key, value in {"duration_s": PROBE_DURATION_S, "warmup_max_s": PROBE_WARMUP_MAX_S}.items():
+    probe = {
+        "duration_s": PROBE_DURATION_S,
+        "warmup_max_s": PROBE_WARMUP_MAX_S,
+        "settle_window_s": PROBE_SETTLE_WINDOW_S,
+    }
+    for key, value in probe.items():
         if key not in settings.values["run"]:
             settings.values["run"][key] = value
             settings.sources["run"][key] = "capacity default"
