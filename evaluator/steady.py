@@ -167,7 +167,7 @@ def _window_steady(
     if xs.size < MIN_POINTS:
         return False
     slope = stats.theilslopes(ys, xs - xs[0]).slope
-    return abs(slope) * window_s < tolerance * abs(float(np.median(ys)))
+    return bool(abs(slope) * window_s < tolerance * abs(float(np.median(ys))))
 
 
 def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

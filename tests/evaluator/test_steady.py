@@ -117,8 +117,8 @@ def test_is_settled_polled_live_agrees_with_warmup_end():
 def test_is_settled_needs_a_full_window():
     s = np.arange(60.0)
     flat = np.full(s.size, 100.0)
-    assert not is_settled(s, flat)
-    assert is_settled(np.arange(61.0), np.full(61, 100.0))
+    assert is_settled(s, flat) is False
+    assert is_settled(np.arange(61.0), np.full(61, 100.0)) is True  # JSON-ready: not np.bool_
 
 
 def test_is_settled_judges_only_the_last_window():
