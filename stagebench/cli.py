@@ -20,6 +20,7 @@ from typing import Any
 from evaluator.config import EvaluatorConfig
 from ground import envvars
 from ground.errors import StagebenchError
+from ground.kafka import MAX_BROKERS
 from ground.stages import IMPLS, SPARK_STAGES, STAGES
 from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
@@ -70,6 +71,10 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--tail", "tail_s", float, f"seconds published after the measured period "
      f"(default: {_R.tail_s:g})"),
     ("--partitions", "partitions", int, f"partitions per topic (default: {_R.partitions})"),
+    ("--leader", "leader", int, "broker id that leads every partition of the run's topics "
+     "(default: the lowest)"),
+    ("--replication", "replication", int, "replicas per partition of the run's topics, "
+     "min.insync.replicas one less (default: the broker count, at most 3)"),
     ("--master", "master", str, f"Spark master, e.g. spark://host:7077 (default: {_R.master})"),
     ("--checkpoint-root", "checkpoint_root", str,
      "Spark checkpoint location every cluster node reaches (default: the run directory)"),
@@ -156,14 +161,24 @@ def _broker(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "broker",
         help="start, stop or inspect the embedded Kafka broker",
-        description="A real single-node Apache Kafka (KRaft) on 127.0.0.1 for machines without "
-        "Docker or a Kafka of their own. Its jars are resolved from Maven Central with "
-        "PySpark's Ivy on first use and cached under ~/.cache/stagebench.",
+        description="A real Apache Kafka (KRaft) on 127.0.0.1 for machines without Docker or a "
+        "Kafka of their own: one node, or a cluster of several (--brokers). Its jars are "
+        "resolved from Maven Central with PySpark's Ivy on first use and cached under "
+        "~/.cache/stagebench.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     start = actions.add_parser("start", help="start the broker (reuses a running one)")
-    start.add_argument("--port", type=int, help="listener port (default: a free port)")
-    start.add_argument("--heap", default="1G", help="JVM heap, fixed (default: %(default)s)")
+    start.add_argument(
+        "--brokers",
+        type=int,
+        default=1,
+        help=f"nodes, ids 1..N, each a broker and a controller of one quorum, with its own "
+        f"ports, data and logs (1 to {MAX_BROKERS}; default: %(default)s)",
+    )
+    start.add_argument("--port", type=int, help="node 1's listener port (default: a free port)")
+    start.add_argument(
+        "--heap", help="JVM heap per node, fixed (default: 1G, 512M each for several nodes)"
+    )
     start.add_argument("--json", action="store_true", help="print the broker state as JSON")
     _handler(start, "broker:start")
     stop = actions.add_parser("stop", help="stop the broker and delete its data")
@@ -201,6 +216,12 @@ def _topics(sub: argparse._SubParsersAction) -> None:
         _handler(action, f"topics:{name}")
     actions.choices["create"].add_argument(
         "--partitions", type=int, default=1, help="partitions per topic (default: %(default)s)"
+    )
+    actions.choices["create"].add_argument(
+        "--replication",
+        type=int,
+        help="replicas per partition, min.insync.replicas one less "
+        "(default: the broker count, at most 3)",
     )
 
 

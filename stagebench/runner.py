@@ -7,9 +7,12 @@ warm up at its rate: fixed seconds, or until the live per-second latency shows
 no trend (:mod:`stagebench.watch`) → mark the start of the measured period in
 broker time → measure for the duration → mark its end → keep publishing for a
 short tail so event-time windows close → wait until the job has drained → stop
-it → check the leaders again → evaluate. A workload whose load is a backlog
-publishes it before the job starts and is measured from the job's start. CPU
-of the machine and of every process of the run is sampled throughout.
+it → check the leaders again → evaluate. The leaders are also polled throughout:
+on a cluster a leader change (a broker restarted) would mix two broker clocks,
+so it fails the run at once, saying which partitions moved and when. A workload
+whose load is a backlog publishes it before the job starts and is measured from
+the job's start. CPU of the machine and of every process of the run is sampled
+throughout.
 Whatever happens, the run directory keeps what was collected; a failed or
 interrupted run says so in ``status.json``.
 """
@@ -32,14 +35,14 @@ from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo, save_run
 from ground import rundir
 from ground.config import as_dict, from_mapping, require
-from ground.errors import BrokerError, PublishError, StagebenchError
+from ground.errors import BrokerError, PublishError, StagebenchError, TopicError
 from ground.kafka import KAFKA_VERSION
 from ground.kafka.broker import is_embedded_broker, wait_until_reachable
 from ground.kafka.clock import newest_timestamp
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.ports import listener_pid
 from ground.kafka.resolve import resolve
-from ground.kafka.topics import check_topics, create_topics
+from ground.kafka.topics import admin_client, check_topics, create_topics, current_leaders
 from ground.stages import stage
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
@@ -57,6 +60,7 @@ from stagebench.watch import OutputWatcher
 log = logging.getLogger(__name__)
 
 HEALTH_EVERY_S = 2.0
+LEADERS_EVERY_S = 5.0
 SETTLE_EVERY_S = 2.0
 BROKER_FAILURES_TOLERATED = 3
 MARK_ATTEMPTS = 5
@@ -143,7 +147,7 @@ class Run:
             "evaluator",
         )
         self._check_combination()
-        self.broker_pid = _local_broker_pid(bootstrap)
+        self.broker_pids = _local_broker_pids(bootstrap)
         self.engine = Engine(run_dir, self.pipeline)
         self.stop_publishing = threading.Event()
         self.publish_thread: threading.Thread | None = None
@@ -153,9 +157,7 @@ class Run:
             {
                 # every process of the job: the driver, its JVM, Python workers
                 "engine": resources.Group(lambda: [self.engine.pid] if self.engine.pid else []),
-                "broker": resources.Group(
-                    lambda: [self.broker_pid] if self.broker_pid else [], recursive=False
-                ),
+                "broker": resources.Group(lambda: self.broker_pids, recursive=False),
                 # this process: the publisher and the output watcher (the job is its child)
                 "bench": resources.Group(lambda: [os.getpid()], recursive=False),
             }
@@ -165,6 +167,8 @@ class Run:
         self.warmup: dict[str, Any] = {}
         self.warnings: list[str] = []
         self._broker_failures = 0
+        self._admin = admin_client(bootstrap)
+        self._next_leader_check = 0.0
 
     # --- configuration ---------------------------------------------------------
     def _check_combination(self) -> None:
@@ -222,7 +226,7 @@ class Run:
     def execute(self) -> RunResult:
         run, say = self.run, self.console.step
         self._write(rundir.CONFIG, self.effective_config())
-        embedded = self.broker_pid is not None and is_embedded_broker(self.broker_pid)
+        embedded = bool(self.broker_pids) and all(map(is_embedded_broker, self.broker_pids))
         self.metadata = {
             # the version of a broker we did not start is unknown to us
             "versions": versions(kafka=KAFKA_VERSION if embedded else None),
@@ -232,7 +236,10 @@ class Run:
         say(f"run {self.run_id}: stage {run.stage} ({run.impl}), workload {run.workload}, "
             f"{run.rate:g} msg/s for {run.duration_s:g} s → {self.dir}")  # fmt: skip
         say(f"Kafka at {self.bootstrap}: creating fresh LogAppendTime topics")
-        leader = create_topics(self.bootstrap, self.topics.all, partitions=run.partitions)
+        leader = create_topics(
+            self.bootstrap, self.topics.all, partitions=run.partitions, leader=run.leader,
+            replication=run.replication,
+        )  # fmt: skip
         self.leaders_before = check_topics(self.bootstrap, self.topics.all, leader).leaders
         status: dict[str, Any] = {"state": "running"}
         try:
@@ -410,19 +417,43 @@ class Run:
                 time.sleep(min(0.2, max(0.0, deadline - now)))
 
     def _check_health(self) -> None:
-        """Fail fast when the job died, the publisher failed or the broker stopped answering."""
+        """Fail fast when the job died, the publisher failed, the broker stopped answering
+        or a partition changed leader."""
         self.engine.check()
         if err := self.publish_result.get("error"):
             raise err
         if not self._broker_alive():
             raise BrokerError(f"Kafka at {self.bootstrap} stopped answering during the run")
+        if time.monotonic() >= self._next_leader_check:
+            self._check_leaders()
+            self._next_leader_check = time.monotonic() + LEADERS_EVERY_S
+
+    def _check_leaders(self) -> None:
+        """TopicError when any partition's leader is no longer the one it had at the start."""
+        try:
+            now = current_leaders(self._admin, self.topics.all)
+        except BrokerError as err:  # liveness is judged by _broker_alive
+            log.info("reading the partition leaders: %s", err)
+            return
+        moved = {
+            f"{name}[{p}]: {was} → {now[name][p]}"
+            for name, leaders in self.leaders_before.items()
+            for p, was in enumerate(leaders)
+            if now[name][p] != was
+        }
+        if moved:
+            raise TopicError(
+                f"partition leaders changed during the run ({', '.join(sorted(moved))}; "
+                f"-1: no leader), seen at {datetime.now(UTC):%H:%M:%S} UTC (local clock): "
+                "timestamps from then on would come from another broker's clock, so the run "
+                "is stopped and nothing is measured"
+            )
 
     def _broker_alive(self) -> bool:
-        if self.broker_pid is not None:
-            try:
-                return psutil.Process(self.broker_pid).status() != psutil.STATUS_ZOMBIE
-            except psutil.NoSuchProcess:
-                return False
+        """A local broker: any of its processes runs (a cluster with one node down still
+        answers; a leader change is :meth:`_check_leaders`'s). Else: it answers."""
+        if self.broker_pids:
+            return any(_running(pid) for pid in self.broker_pids)
         try:
             wait_until_reachable(self.bootstrap, 2.0)
             self._broker_failures = 0
@@ -485,26 +516,39 @@ class Run:
         )
         save_run(info, self.dir)
         result = evaluate(self.bootstrap, info, self.evaluator, self.dir)
-        plot_resources(self.dir, remote_broker=self.broker_pid is None, cores=self.sampler.cores)
+        plot_resources(self.dir, remote_broker=not self.broker_pids, cores=self.sampler.cores)
         return result
 
     def _write(self, name: str, data: Any) -> None:
         (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def _local_broker_pid(bootstrap: str) -> int | None:
-    """Pid of the Kafka JVM when it runs on this machine (its resources are then sampled).
+def _local_broker_pids(bootstrap: str) -> list[int]:
+    """Pids of the Kafka JVMs of ``bootstrap`` that run on this machine (their resources
+    are then sampled); empty unless every address is one.
 
     A port forwarded into a container (docker-proxy) is not the broker: not sampled.
     """
-    host, _, port = bootstrap.split(",")[0].rpartition(":")
-    if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
-        return None
-    pid = listener_pid(int(port))
+    pids = []
+    for address in bootstrap.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
+            return []
+        pid = listener_pid(int(port))
+        try:
+            if pid is None or "kafka.Kafka" not in psutil.Process(pid).cmdline():
+                return []
+        except psutil.Error:
+            return []
+        pids.append(pid)
+    return pids
+
+
+def _running(pid: int) -> bool:
     try:
-        return pid if pid is not None and "kafka.Kafka" in psutil.Process(pid).cmdline() else None
-    except psutil.Error:
-        return None
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:

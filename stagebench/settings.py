@@ -81,6 +81,11 @@ class RunConfig:
     drain_timeout_s: float = 60.0
     ready_timeout_s: float = 300.0
     partitions: int = 1
+    leader: int | None = None
+    """Broker that leads every partition of the run's topics (default: the lowest id);
+    on a cluster its clock is the run's one clock."""
+    replication: int | None = None
+    """Replicas per partition (default: the broker count, at most 3)."""
     bootstrap: str | None = None
     master: str = "local[2]"
     checkpoint_root: str | None = None
@@ -107,6 +112,7 @@ class RunConfig:
         require(self.tail_s >= 0, "tail_s must be >= 0")
         require(self.drain_timeout_s > 0 and self.ready_timeout_s > 0, "timeouts must be > 0")
         require(self.partitions >= 1, "partitions must be >= 1")
+        require(self.replication is None or self.replication >= 1, "replication must be >= 1")
 
 
 def section_classes() -> dict[str, type]:

@@ -55,6 +55,18 @@ def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
         yield state.bootstrap
 
 
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory):
+    """An embedded three-broker KRaft cluster (ids 1–3), for the same-leader rule on
+    more than one broker: the :class:`~ground.kafka.broker.EmbeddedBroker` that runs
+    it, so a test can stop and start one node."""
+    from ground.kafka.broker import EmbeddedBroker
+
+    broker = EmbeddedBroker(home=tmp_path_factory.mktemp("cluster"), brokers=3)
+    with broker:
+        yield broker
+
+
 @pytest.fixture
 def unique() -> str:
     """A short unique string for topic names and run ids."""

@@ -4,3 +4,5 @@ and the broker's clock (:mod:`.clock`)."""
 
 KAFKA_VERSION = "4.3.1"
 """Apache Kafka release the embedded broker and the Kafka tools are resolved at."""
+MAX_BROKERS = 5
+"""Most nodes of an embedded cluster (each is a JVM beside Spark on the same machine)."""

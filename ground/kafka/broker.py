@@ -1,11 +1,15 @@
-"""The embedded broker: a real single-node Apache Kafka (KRaft) on 127.0.0.1.
+"""The embedded broker: a real Apache Kafka (KRaft) on 127.0.0.1, one node or several.
 
 For machines without Docker and without a Kafka of their own. The official
 broker jars are resolved from Maven Central (``ground.jvm.ivy``), storage is
-formatted, and ``kafka.Kafka`` runs as a detached JVM in combined
+formatted, and ``kafka.Kafka`` runs as a detached JVM per node in combined
 broker+controller mode with ``log.message.timestamp.type=LogAppendTime``.
-A state file records it, so later commands (and a second ``start``) reuse the
-running broker; a state file whose process is gone is detected and cleaned.
+Several nodes (``brokers``) form one cluster with a static controller quorum
+of all of them, each node with its own ports, data and logs under
+``home/node-<id>``. A state file records the cluster, so later commands (and a
+second ``start``) reuse it; a state whose processes are all gone is detected
+and cleaned. One node can be stopped and started again on its data (a leader
+change, a broker restart).
 """
 
 import base64
@@ -20,7 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import psutil
@@ -29,7 +33,7 @@ from confluent_kafka.admin import AdminClient
 from ground.errors import BrokerError
 from ground.jvm import ivy
 from ground.jvm.java import java_executable
-from ground.kafka import KAFKA_VERSION
+from ground.kafka import KAFKA_VERSION, MAX_BROKERS
 from ground.kafka.ports import LOOPBACK, ensure_free, free_port
 from ground.paths import state_dir
 
@@ -41,10 +45,25 @@ BROKER_ARTIFACTS = [
     # the official distribution adds the log4j2 binding; the artifact does not depend on it
     f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
 ]
-NODE_ID = 1
 START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
 STOP_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """One node of the embedded cluster; ``pid`` is 0 while the node is stopped."""
+
+    node_id: int
+    pid: int
+    bootstrap: str
+    controller_port: int
+    log_dir: str
+    data_dir: str
+
+    @property
+    def running(self) -> bool:
+        return self.pid > 0 and is_embedded_broker(self.pid)
 
 
 @dataclass(frozen=True)
@@ -52,21 +71,54 @@ class BrokerState:
     """What ``status --json`` prints and later commands read."""
 
     bootstrap: str
-    pid: int
+    """Every node's address, comma-separated: clients find the cluster through any."""
     kafka_version: str
-    log_dir: str
-    data_dir: str
     home: str
-    node_id: int
     started_at: float
+    nodes: tuple[NodeState, ...]
+
+    @property
+    def pids(self) -> list[int]:
+        """The running nodes' JVMs."""
+        return [n.pid for n in self.nodes if n.running]
+
+    def node(self, node_id: int) -> NodeState:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise BrokerError(f"no node {node_id} (nodes: {[n.node_id for n in self.nodes]})")
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "nodes": [{**asdict(n), "running": n.running} for n in self.nodes]}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "BrokerState":
+        nodes = tuple(NodeState(**n) for n in doc.pop("nodes"))
+        return cls(**doc, nodes=nodes)
 
 
-def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
-    """KRaft combined-mode configuration, as the official single-node default."""
+def server_properties(
+    node_id: int, port: int, controller_port: int, data_dir: Path, voters: dict[int, int]
+) -> str:
+    """KRaft combined-mode configuration, as the official defaults.
+
+    ``voters`` maps every node id to its controller port. One node bootstraps a
+    dynamic quorum of itself (formatted ``--standalone``); several nodes form a
+    static quorum of all of them. Internal topics are replicated up to three
+    times and need one in-sync replica, so a cluster keeps working with a node down.
+    """
+    replicas = min(len(voters), 3)
+    quorum = (
+        {"controller.quorum.bootstrap.servers": f"{LOOPBACK}:{controller_port}"}
+        if len(voters) == 1
+        else {
+            "controller.quorum.voters": ",".join(f"{n}@{LOOPBACK}:{p}" for n, p in voters.items())
+        }
+    )
     props = {
         "process.roles": "broker,controller",
-        "node.id": NODE_ID,
-        "controller.quorum.bootstrap.servers": f"{LOOPBACK}:{controller_port}",
+        "node.id": node_id,
+        **quorum,
         "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -74,10 +126,10 @@ def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(data_dir),
         "num.partitions": 1,
-        "offsets.topic.replication.factor": 1,
-        "transaction.state.log.replication.factor": 1,
+        "offsets.topic.replication.factor": replicas,
+        "transaction.state.log.replication.factor": replicas,
         "transaction.state.log.min.isr": 1,
-        "share.coordinator.state.topic.replication.factor": 1,
+        "share.coordinator.state.topic.replication.factor": replicas,
         "share.coordinator.state.topic.min.isr": 1,
         "log.message.timestamp.type": "LogAppendTime",
         # benchmarks create and consume fresh topics at once: no rebalance delay
@@ -110,18 +162,22 @@ def cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-def wait_until_reachable(bootstrap: str, timeout_s: float, alive=lambda: True) -> None:
-    """Block until the broker answers a metadata request; BrokerError after timeout."""
+def wait_until_reachable(
+    bootstrap: str, timeout_s: float, alive=lambda: True, brokers: int = 1
+) -> None:
+    """Block until Kafka answers a metadata request listing at least ``brokers`` brokers;
+    BrokerError after the timeout or when ``alive()`` turns False."""
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     deadline = time.monotonic() + timeout_s
-    last: Exception | None = None
+    last: Exception | str | None = None
     while time.monotonic() < deadline:
         if not alive():
             raise BrokerError("the broker process exited during start-up")
         try:
             metadata = admin.list_topics(timeout=2)
-            if metadata.brokers:
+            if len(metadata.brokers) >= brokers:
                 return
+            last = f"{len(metadata.brokers)} of {brokers} brokers registered"
         except Exception as err:  # KafkaException while the broker is not up yet
             last = err
         time.sleep(0.3)
@@ -129,16 +185,27 @@ def wait_until_reachable(bootstrap: str, timeout_s: float, alive=lambda: True) -
 
 
 class EmbeddedBroker:
-    """Start, find and stop the embedded broker whose state lives in ``home``.
+    """Start, find and stop the embedded cluster whose state lives in ``home``.
 
-    As a context manager it reuses a running broker, or starts one and stops
-    it again on exit.
+    ``brokers`` nodes (1 by default) with ids 1…N; ``port`` is node 1's client port
+    (default: a free one). As a context manager it reuses a running cluster, or
+    starts one and stops it again on exit.
     """
 
-    def __init__(self, home: Path | None = None, port: int | None = None, heap: str = "1G"):
+    def __init__(
+        self,
+        home: Path | None = None,
+        port: int | None = None,
+        heap: str | None = None,
+        brokers: int = 1,
+    ):
+        if not 1 <= brokers <= MAX_BROKERS:
+            raise BrokerError(f"brokers must be 1 to {MAX_BROKERS}, got {brokers}")
         self.home = Path(home) if home else state_dir() / "broker"
         self.port = port
-        self.heap = heap
+        self.brokers = brokers
+        # three JVMs share the machine with Spark: a smaller heap each
+        self.heap = heap or ("1G" if brokers == 1 else "512M")
         self._started_here = False
 
     @property
@@ -147,18 +214,23 @@ class EmbeddedBroker:
 
     # --- inspection ------------------------------------------------------------
     def status(self) -> BrokerState | None:
-        """The running broker, or None; a stale state (dead pid) is cleaned up."""
+        """The running cluster, or None; a state whose nodes have all died is cleaned up.
+
+        A cluster with nodes stopped on purpose (:meth:`stop_node`, even all of them) is
+        still there, to be started again on its data.
+        """
         if not self.state_file.exists():
             return None
         try:
-            state = BrokerState(**json.loads(self.state_file.read_text()))
-        except (ValueError, TypeError):
+            state = BrokerState.from_json(json.loads(self.state_file.read_text()))
+        except (ValueError, TypeError, KeyError):
             log.warning("unreadable broker state %s: removing it", self.state_file)
             self._clean()
             return None
-        if not is_embedded_broker(state.pid):
+        if not state.pids and all(n.pid for n in state.nodes):
+            pids = ", ".join(str(n.pid) for n in state.nodes)
             print(
-                f"Found a stale broker state (pid {state.pid} is gone): cleaning {self.home}",
+                f"Found a stale broker state (pid {pids} gone): cleaning {self.home}",
                 file=sys.stderr,
             )
             self._clean()
@@ -167,14 +239,19 @@ class EmbeddedBroker:
 
     # --- lifecycle -------------------------------------------------------------
     def start(self) -> BrokerState:
-        """Start the broker, or return the one already running from this home."""
+        """Start the cluster, or return the one already running from this home."""
         self.home.mkdir(parents=True, exist_ok=True)
         with self._lock():
             if state := self.status():
-                if self.port and not state.bootstrap.endswith(f":{self.port}"):
+                if self.port and not state.nodes[0].bootstrap.endswith(f":{self.port}"):
                     raise BrokerError(
                         f"an embedded broker already runs at {state.bootstrap}; "
                         "stop it first to use another port"
+                    )
+                if len(state.nodes) != self.brokers:
+                    raise BrokerError(
+                        f"an embedded cluster of {len(state.nodes)} broker(s) already runs at "
+                        f"{state.bootstrap}; stop it first to start {self.brokers}"
                     )
                 return state
             attempt = 1
@@ -190,21 +267,40 @@ class EmbeddedBroker:
                     log.warning("broker start failed (%s); retrying on other ports", err)
 
     def stop(self) -> bool:
-        """Stop the broker and remove its state; False when none was running."""
+        """Stop every node and remove the state and data; False when none was running."""
         with self._lock():
             state = self.status()
             if state is None:
                 return False
-            proc = psutil.Process(state.pid)
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT_S)
-            except psutil.TimeoutExpired:
-                log.warning("broker did not stop within %.0f s: killing it", STOP_TIMEOUT_S)
-                proc.kill()
-                proc.wait(10)
+            _terminate([psutil.Process(pid) for pid in state.pids])
             self._clean()
             return True
+
+    def stop_node(self, node_id: int, kill: bool = False) -> None:
+        """Stop one node (SIGTERM, or SIGKILL with ``kill``), keeping its data."""
+        with self._lock():
+            state = self._running()
+            node = state.node(node_id)
+            if node.running:
+                proc = psutil.Process(node.pid)
+                if kill:
+                    proc.kill()
+                    proc.wait(STOP_TIMEOUT_S)
+                else:
+                    _terminate([proc])
+            self._save(state, replace(node, pid=0))
+
+    def start_node(self, node_id: int) -> NodeState:
+        """Start a stopped node again on its own data; it rejoins the cluster."""
+        with self._lock():
+            state = self._running()
+            node = state.node(node_id)
+            if node.running:
+                return node
+            node = replace(node, pid=self._launch(Path(node.log_dir).parent).pid)
+            self._save(state, node)
+        wait_until_reachable(node.bootstrap, START_TIMEOUT_S, lambda: node.running)
+        return node
 
     def __enter__(self) -> BrokerState:
         running = self.status()
@@ -218,72 +314,97 @@ class EmbeddedBroker:
 
     # --- internals -------------------------------------------------------------
     def _start(self) -> BrokerState:
-        java = java_executable()
         if self.port:
             ensure_free(self.port)
-        port = self.port or free_port()
-        controller_port = free_port()
-        jars = ivy.resolve(BROKER_ARTIFACTS)
-        cp = ivy.classpath(jars)
-        data_dir, log_dir = self.home / "data", self.home / "logs"
-        shutil.rmtree(data_dir, ignore_errors=True)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        config = self.home / "server.properties"
-        config.write_text(server_properties(port, controller_port, data_dir))
-        log_config = self.home / "log4j2.properties"
-        log_config.write_text(log4j2_properties(log_dir / "server.log"))
-        jvm = [
-            java,
+        ids = range(1, self.brokers + 1)
+        ports = {n: self.port if n == 1 and self.port else free_port() for n in ids}
+        voters = {n: free_port() for n in ids}
+        cluster = cluster_id()
+        self._clean()
+        nodes, procs = [], []
+        for n in ids:
+            node_home = self.home / f"node-{n}"
+            data_dir, log_dir = node_home / "data", node_home / "logs"
+            log_dir.mkdir(parents=True, exist_ok=True)
+            (node_home / "server.properties").write_text(
+                server_properties(n, ports[n], voters[n], data_dir, voters)
+            )
+            (node_home / "log4j2.properties").write_text(log4j2_properties(log_dir / "server.log"))
+            self._format(node_home, cluster, standalone=self.brokers == 1)
+            proc = self._launch(node_home)
+            procs.append(proc)
+            nodes.append(NodeState(n, proc.pid, f"{LOOPBACK}:{ports[n]}", voters[n],
+                                   str(log_dir), str(data_dir)))  # fmt: skip
+        bootstrap = ",".join(n.bootstrap for n in nodes)
+        what = "Kafka" if self.brokers == 1 else f"a {self.brokers}-broker Kafka cluster"
+        print(f"Starting {what} {KAFKA_VERSION} at {bootstrap} (logs: {self.home})...",
+              file=sys.stderr)  # fmt: skip
+        try:
+            wait_until_reachable(
+                bootstrap,
+                START_TIMEOUT_S,
+                alive=lambda: all(p.poll() is None for p in procs),
+                brokers=self.brokers,
+            )
+        except BrokerError as err:
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+            tail = "\n".join(
+                f"node {n.node_id}:\n" + (_tail(Path(n.log_dir) / "server.log")
+                                          or _tail(Path(n.log_dir) / "stdout.log"))
+                for n in nodes
+            )  # fmt: skip
+            raise BrokerError(f"{err}; last log lines:\n{tail}") from err
+        state = BrokerState(bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes))
+        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        return state
+
+    def _jvm(self, node_home: Path) -> list[str]:
+        return [
+            java_executable(),
             f"-Xms{self.heap}",
             f"-Xmx{self.heap}",
-            f"-Dlog4j2.configurationFile={log_config}",
+            f"-Dlog4j2.configurationFile={node_home / 'log4j2.properties'}",
+            "-cp",
+            ivy.classpath(ivy.resolve(BROKER_ARTIFACTS)),
         ]
 
+    def _format(self, node_home: Path, cluster: str, standalone: bool) -> None:
         fmt = subprocess.run(
-            [*jvm, "-cp", cp, "kafka.tools.StorageTool", "format", "--standalone",
-             "-t", cluster_id(), "-c", str(config)],
+            [*self._jvm(node_home), "kafka.tools.StorageTool", "format",
+             *(["--standalone"] if standalone else []),
+             "-t", cluster, "-c", str(node_home / "server.properties")],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         if fmt.returncode != 0:
             raise BrokerError(f"formatting the broker storage failed: {fmt.stderr.strip()[-500:]}")
 
+    def _launch(self, node_home: Path) -> subprocess.Popen:
+        log_dir = node_home / "logs"
         stdout = open(log_dir / "stdout.log", "ab")  # noqa: SIM115 - handed to the child
         proc = subprocess.Popen(
-            [*jvm, "-cp", cp, "kafka.Kafka", str(config)],
+            [*self._jvm(node_home), "kafka.Kafka", str(node_home / "server.properties")],
             stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # survives the command that started it
         )  # fmt: skip
         stdout.close()
-        bootstrap = f"{LOOPBACK}:{port}"
-        print(
-            f"Starting Kafka {KAFKA_VERSION} at {bootstrap} (logs: {log_dir})...", file=sys.stderr
-        )
-        try:
-            wait_until_reachable(bootstrap, START_TIMEOUT_S, alive=lambda: proc.poll() is None)
-        except BrokerError as err:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            proc.wait()
-            tail = _tail(log_dir / "server.log") or _tail(log_dir / "stdout.log")
-            raise BrokerError(f"{err}; last log lines:\n{tail}") from err
-        state = BrokerState(
-            bootstrap=bootstrap,
-            pid=proc.pid,
-            kafka_version=KAFKA_VERSION,
-            log_dir=str(log_dir),
-            data_dir=str(data_dir),
-            home=str(self.home),
-            node_id=NODE_ID,
-            started_at=time.time(),
-        )
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        return proc
+
+    def _running(self) -> BrokerState:
+        if (state := self.status()) is None:
+            raise BrokerError("no embedded broker is running")
         return state
 
+    def _save(self, state: BrokerState, node: NodeState) -> None:
+        nodes = tuple(node if n.node_id == node.node_id else n for n in state.nodes)
+        self.state_file.write_text(json.dumps(asdict(replace(state, nodes=nodes)), indent=2) + "\n")
+
     def _clean(self) -> None:
-        for name in ("state.json", "server.properties", "log4j2.properties"):
-            (self.home / name).unlink(missing_ok=True)
-        for name in ("data", "logs"):
-            shutil.rmtree(self.home / name, ignore_errors=True)
+        self.state_file.unlink(missing_ok=True)
+        for node_home in self.home.glob("node-*"):
+            shutil.rmtree(node_home, ignore_errors=True)
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
@@ -295,6 +416,22 @@ class EmbeddedBroker:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _terminate(procs: list[psutil.Process]) -> None:
+    """SIGTERM every process at once (a cluster shuts down together), then wait; SIGKILL
+    what has not stopped after :data:`STOP_TIMEOUT_S`."""
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(procs, timeout=STOP_TIMEOUT_S)
+    for proc in alive:
+        log.warning(
+            "broker pid %d did not stop within %.0f s: killing it", proc.pid, STOP_TIMEOUT_S
+        )
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=10)
 
 
 def is_embedded_broker(pid: int) -> bool:

@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 
 TIMESTAMP_TYPE = "message.timestamp.type"
 LOG_APPEND_TIME = "LogAppendTime"
+MIN_INSYNC = "min.insync.replicas"
+MAX_REPLICATION = 3
 TIMEOUT_S = 15.0
 
 
@@ -44,7 +46,9 @@ def replica_assignment(
     if leader not in brokers:
         raise TopicError(f"broker {leader} is not in the cluster (brokers: {brokers})")
     if not 1 <= replication <= len(brokers):
-        raise TopicError(f"replication {replication} needs 1..{len(brokers)} brokers")
+        raise TopicError(
+            f"replication must be 1 to {len(brokers)} (the brokers {brokers}), got {replication}"
+        )
     followers = [b for b in brokers if b != leader]
     return [
         [leader] + [followers[(p + i) % len(followers)] for i in range(replication - 1)]
@@ -58,18 +62,25 @@ def create_topics(
     partitions: int = 1,
     leader: int | None = None,
     config: dict[str, str] | None = None,
-    replication: int = 1,
+    replication: int | None = None,
 ) -> int:
     """Create LogAppendTime topics led by ``leader`` (default: lowest broker id).
 
-    Returns the leader broker id. A topic that exists already is an error:
-    every run gets fresh topics.
+    ``replication`` defaults to the broker count, at most :data:`MAX_REPLICATION`;
+    ``min.insync.replicas`` is one less (at least 1), so a topic stays writable with
+    one replica down. Returns the leader broker id. A topic that exists already is
+    an error: every run gets fresh topics.
     """
     admin = admin_client(bootstrap)
     brokers = broker_ids(admin, bootstrap)
     leader = brokers[0] if leader is None else leader
+    replication = min(len(brokers), MAX_REPLICATION) if replication is None else replication
     assignment = replica_assignment(brokers, leader, partitions, replication)
-    topic_config = {**(config or {}), TIMESTAMP_TYPE: LOG_APPEND_TIME}
+    topic_config = {
+        MIN_INSYNC: str(max(1, replication - 1)),
+        **(config or {}),
+        TIMESTAMP_TYPE: LOG_APPEND_TIME,
+    }
     futures = admin.create_topics(
         [
             NewTopic(name, num_partitions=partitions, replica_assignment=assignment,
@@ -142,9 +153,7 @@ def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) 
                 f"topic {resource.name!r} uses {TIMESTAMP_TYPE}={ts_type}; latencies need "
                 f"{LOG_APPEND_TIME} (one broker clock, docs/method.md#clock)"
             )
-    for name in present:
-        partitions = metadata.topics[name].partitions
-        report.leaders[name] = [partitions[p].leader for p in sorted(partitions)]
+    report.leaders = partition_leaders(metadata, present)
     all_leaders = sorted({b for leaders in report.leaders.values() for b in leaders})
     if len(all_leaders) > 1:
         detail = ", ".join(f"{n}: {ls}" for n, ls in report.leaders.items())
@@ -155,6 +164,21 @@ def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) 
     elif leader is not None and all_leaders and all_leaders != [leader]:
         report.problems.append(f"partitions are led by broker {all_leaders[0]}, not {leader}")
     return report
+
+
+def partition_leaders(metadata, names: list[str]) -> dict[str, list[int]]:
+    """Leader broker of every partition of ``names`` (-1: none), from cluster metadata."""
+    leaders = {}
+    for name in names:
+        partitions = metadata.topics[name].partitions
+        leaders[name] = [partitions[p].leader for p in sorted(partitions)]
+    return leaders
+
+
+def current_leaders(admin: AdminClient, names: list[str]) -> dict[str, list[int]]:
+    """Leaders now, as :func:`partition_leaders`: one metadata request, for a run to
+    poll; BrokerError when Kafka does not answer."""
+    return partition_leaders(_metadata(admin), names)
 
 
 def check_topics(bootstrap: str, names: list[str], leader: int | None = None) -> TopicReport:

@@ -23,7 +23,12 @@ def create(args) -> int:
         raise ConfigError("--partitions must be at least 1")
     names = _names(args)
     bootstrap = resolve(args.bootstrap)
-    leader = create_topics(bootstrap, names, partitions=args.partitions, leader=args.leader)
+    if args.replication is not None and args.replication < 1:
+        raise ConfigError("--replication must be at least 1")
+    leader = create_topics(
+        bootstrap, names, partitions=args.partitions, leader=args.leader,
+        replication=args.replication,
+    )  # fmt: skip
     for name in names:
         print(f"created {name} ({args.partitions} partitions, LogAppendTime, leader {leader})")
     return 0

@@ -5,9 +5,11 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
+from confluent_kafka.admin import AdminClient
 
 from ground.errors import BrokerError
 from ground.kafka.broker import EmbeddedBroker
@@ -24,28 +26,49 @@ def stagebench(*args: str, home, env_extra=None, timeout=180) -> subprocess.Comp
     )  # fmt: skip
 
 
-def test_start_twice_reuses_and_stop_leaves_nothing(tmp_path):
-    first = stagebench("broker", "start", "--json", home=tmp_path)
+def _gone(pid: int) -> bool:
+    return not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize("brokers", [1, 3])
+def test_start_twice_reuses_and_stop_leaves_nothing(tmp_path, brokers):
+    began = time.monotonic()
+    first = stagebench("broker", "start", "--brokers", str(brokers), "--json", home=tmp_path)
     assert first.returncode == 0, first.stderr
+    print(f"{brokers} broker(s) started in {time.monotonic() - began:.1f} s")
     state = json.loads(first.stdout)
+    pids = [n["pid"] for n in state["nodes"]]
     try:
-        again = stagebench("broker", "start", "--json", home=tmp_path)
+        assert [n["node_id"] for n in state["nodes"]] == list(range(1, brokers + 1))
+        assert len(set(pids)) == brokers and all(n["running"] for n in state["nodes"])
+        assert state["bootstrap"] == ",".join(n["bootstrap"] for n in state["nodes"])
+        # one cluster: every node sees every broker
+        for node in state["nodes"]:
+            seen = AdminClient({"bootstrap.servers": node["bootstrap"]}).list_topics(timeout=10)
+            assert sorted(seen.brokers) == list(range(1, brokers + 1))
+        again = stagebench("broker", "start", "--brokers", str(brokers), "--json", home=tmp_path)
         assert again.returncode == 0, again.stderr
-        assert json.loads(again.stdout)["pid"] == state["pid"]
+        assert [n["pid"] for n in json.loads(again.stdout)["nodes"]] == pids
+        other = 2 if brokers == 1 else 1
+        refused = stagebench("broker", "start", "--brokers", str(other), home=tmp_path)
+        assert refused.returncode == 1
+        assert f"stop it first to start {other}" in refused.stderr
         status = stagebench("broker", "status", "--json", home=tmp_path)
         assert status.returncode == 0
         reported = json.loads(status.stdout)
-        assert {"bootstrap", "pid", "kafka_version", "log_dir"} <= reported.keys()
+        assert {"bootstrap", "kafka_version", "nodes"} <= reported.keys()
         assert reported["kafka_version"].startswith("4.")
-        assert (tmp_path / "broker" / "logs" / "server.log").exists()
+        assert [n["pid"] for n in reported["nodes"]] == pids
+        for n in range(1, brokers + 1):
+            assert (tmp_path / "broker" / f"node-{n}" / "logs" / "server.log").exists()
+        text = stagebench("broker", "status", home=tmp_path).stdout
+        assert all(str(pid) in text for pid in pids)
     finally:
         stopped = stagebench("broker", "stop", home=tmp_path)
     assert stopped.returncode == 0, stopped.stderr
-    assert not psutil.pid_exists(state["pid"]) or psutil.Process(state["pid"]).status() == (
-        psutil.STATUS_ZOMBIE
-    )
+    assert all(_gone(pid) for pid in pids)
     assert not (tmp_path / "broker" / "state.json").exists()
-    assert not (tmp_path / "broker" / "data").exists()
+    assert not list((tmp_path / "broker").glob("node-*"))
     status = stagebench("broker", "status", "--json", home=tmp_path)
     assert status.returncode == 3
     assert json.loads(status.stdout) == {"running": False}
@@ -53,20 +76,28 @@ def test_start_twice_reuses_and_stop_leaves_nothing(tmp_path):
 
 def test_stale_state_is_detected_and_cleaned(tmp_path):
     home = tmp_path / "broker"
-    home.mkdir()
+    (home / "node-1" / "data").mkdir(parents=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
+    node = {
+        "node_id": 1, "pid": dead.pid, "bootstrap": "127.0.0.1:1", "controller_port": 2,
+        "log_dir": str(home / "node-1" / "logs"), "data_dir": str(home / "node-1" / "data"),
+    }  # fmt: skip
     (home / "state.json").write_text(
         json.dumps(
-            {
-                "bootstrap": "127.0.0.1:1", "pid": dead.pid, "kafka_version": "4.3.1",
-                "log_dir": str(home / "logs"), "data_dir": str(home / "data"),
-                "home": str(home), "node_id": 1, "started_at": 0.0,
-            }
+            {"bootstrap": "127.0.0.1:1", "kafka_version": "4.3.1", "home": str(home),
+             "started_at": 0.0, "nodes": [node]}
         )
     )  # fmt: skip
     assert EmbeddedBroker(home=home).status() is None
     assert not (home / "state.json").exists()
+    assert not (home / "node-1").exists()
+
+
+def test_a_cluster_size_out_of_range_is_a_clear_error(tmp_path):
+    result = stagebench("broker", "start", "--brokers", "9", home=tmp_path)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == ["ERROR: brokers must be 1 to 5, got 9"]
 
 
 def test_port_in_use_is_a_clear_error(tmp_path):

@@ -15,7 +15,7 @@ import pytest
 from ground.jvm.heap import heap_used_bytes
 from ground.jvm.java import java_executable
 from stagebench.resources import ResourceSampler
-from stagebench.runner import _local_broker_pid
+from stagebench.runner import _local_broker_pids
 
 pytestmark = pytest.mark.integration  # those that start a run (its Spark job) are marked spark
 
@@ -55,7 +55,7 @@ def assert_complete_run(run_dir: Path, stage: str, bootstrap: str, impl: str = "
     assert usage["engine"]["samples"] > 10 and usage["engine"]["cpu_percent_mean"] > 0
     # only a broker that is a process on this machine is sampled (a remote or containerised
     # one is not): the check is skipped for the others
-    if _local_broker_pid(bootstrap) is not None:
+    if _local_broker_pids(bootstrap):
         assert usage["broker"]["rss_mb_max"] > 100
     assert summary["versions"]["pyspark"].startswith("4.")
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
@@ -146,7 +146,7 @@ def test_broker_dying_mid_run_is_a_clear_error_and_keeps_what_was_collected(tmp_
             assert time.monotonic() < deadline, "the job never became ready"
             time.sleep(0.5)
         time.sleep(5)  # let some records flow
-        os.kill(state.pid, signal.SIGKILL)
+        os.kill(state.nodes[0].pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=240)
     finally:
         if proc.poll() is None:

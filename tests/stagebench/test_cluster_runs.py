@@ -1,0 +1,88 @@
+"""Runs on a real three-broker cluster: leaders pinned to one broker, and a leader
+change mid-run that must stop the run rather than mix two broker clocks."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from tests.stagebench.test_runs import SHORT, _job_pids, assert_complete_run, stagebench
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+
+@pytest.mark.slow
+def test_a_join_run_with_leaders_pinned_to_one_broker(kafka_cluster, tmp_path):
+    bootstrap = kafka_cluster.status().bootstrap
+    result = stagebench(
+        "run", "--stage", "join", *SHORT, "--leader", "2",
+        "--bootstrap", bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = next(tmp_path.glob("*-join-*"))
+    summary = assert_complete_run(run_dir, "join", bootstrap)
+    run = json.loads((run_dir / "run.json").read_text())
+    topics = [run["speed_topic"], run["flow_topic"], run["output_topic"]]
+    leaders = run["metadata"]["leaders"]
+    assert leaders["before"] == leaders["after"] == {name: [2] for name in topics}
+    metadata = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10)
+    for name in topics:
+        assert metadata.topics[name].partitions[0].replicas[0] == 2
+        assert len(metadata.topics[name].partitions[0].replicas) == 3
+    # every broker of the cluster is a sampled process of the run
+    assert summary["metadata"]["resources"]["broker"]["samples"] > 10
+
+
+@pytest.mark.slow
+def test_a_leader_change_mid_run_stops_the_run_and_says_so(kafka_cluster, tmp_path):
+    bootstrap = kafka_cluster.status().bootstrap
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", "run", "--stage", "ingest", "--duration", "60",
+         "--warmup", "5", "--leader", "3", "--bootstrap", bootstrap, "--results", str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while not list(results.glob("*/pipeline.ready")):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the job never became ready"
+            time.sleep(0.5)
+        time.sleep(8)  # into the measured period
+        kafka_cluster.stop_node(3)
+        _, stderr = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kafka_cluster.start_node(3)
+    assert proc.returncode == 1, stderr[-3000:]
+    error = stderr.strip().splitlines()[-1]
+    assert error.startswith("ERROR: partition leaders changed during the run ("), error
+    assert "[0]: 3 → " in error and "nothing is measured" in error
+    run_dir = next(results.iterdir())
+    status = json.loads((run_dir / "status.json").read_text())
+    assert status["state"] == "failed" and "leaders changed" in status["error"]
+    assert not (run_dir / "summary.json").exists()  # nothing reported as if measured
+    assert not _job_pids(results)
+
+
+def test_run_options_for_clusters_are_validated(tmp_path):
+    result = stagebench("run", "--replication", "0", "--results", str(tmp_path), timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == "ERROR: replication must be >= 1"
+
+
+def test_a_run_refuses_a_leader_outside_the_cluster(kafka_cluster, tmp_path):
+    result = stagebench(
+        "run", "--stage", "ingest", "--leader", "7",
+        "--bootstrap", kafka_cluster.status().bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        "ERROR: broker 7 is not in the cluster (brokers: [1, 2, 3])"
+    )
+    assert not list(Path(tmp_path).glob("*/pipeline.ready"))
