@@ -290,11 +290,17 @@ class _Progress:
 
 
 def run_job(
-    config: PipelineConfig, run_dir: Path, max_seconds: float | None, stop: threading.Event
+    config: PipelineConfig,
+    run_dir: Path,
+    max_seconds: float | None,
+    stop: threading.Event,
+    resume: bool = False,
 ) -> int:
     """The floor as a run's job: ready file, progress events, until ``stop``."""
     if stage(config.stage).spark:
         raise ConfigError(f"stage {config.stage!r} runs on Spark, not as the floor")
+    if resume:
+        raise ConfigError("the floor keeps no checkpoint to resume from")
     run_dir.mkdir(parents=True, exist_ok=True)
     if max_seconds is not None:
         threading.Timer(max_seconds, stop.set).start()

@@ -128,14 +128,22 @@ def check_real_time_slots(config: PipelineConfig) -> None:
 
 
 def run(
-    config: PipelineConfig, run_dir: Path, max_seconds: float | None, stop: threading.Event
+    config: PipelineConfig,
+    run_dir: Path,
+    max_seconds: float | None,
+    stop: threading.Event,
+    resume: bool = False,
 ) -> int:
-    """Run the pipeline until ``stop`` is set or ``max_seconds``; SparkError if it fails."""
+    """Run the pipeline until ``stop`` is set or ``max_seconds``; SparkError if it fails.
+
+    ``resume``: the query continues from the run's checkpoint (its offsets and state),
+    as after an engine restart; otherwise a used run directory or checkpoint is refused.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
-    if (run_dir / rundir.PROGRESS).exists():
-        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     checkpoint = Path(config.checkpoint_dir)
-    if checkpoint.exists() and any(checkpoint.iterdir()):
+    if not resume and (run_dir / rundir.PROGRESS).exists():
+        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
+    if not resume and checkpoint.exists() and any(checkpoint.iterdir()):
         raise ConfigError(f"checkpoint directory {checkpoint} is not empty; use a fresh one")
     check_real_time_slots(config)
     conf = config.spark_conf_effective()
@@ -152,7 +160,8 @@ def run(
             if query.awaitTermination(POLL_S):
                 raise SparkError(f"the {config.stage} query stopped by itself")
             if not ready.exists() and _ready(query, config.trigger == "real-time"):
-                ready.touch()
+                # the application id names this job's executors (a worker-loss fault)
+                ready.write_text(spark.sparkContext.applicationId + "\n")
             if deadline is not None and time.monotonic() >= deadline:
                 break
     except StreamingQueryException as err:

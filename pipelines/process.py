@@ -24,8 +24,9 @@ from pipelines.config import PipelineConfig
 
 log = logging.getLogger(__name__)
 
-Job = Callable[[PipelineConfig, Path, float | None, threading.Event], int]
-"""``job(config, run_dir, max_seconds, stop)``: runs until ``stop`` or ``max_seconds``."""
+Job = Callable[[PipelineConfig, Path, float | None, threading.Event, bool], int]
+"""``job(config, run_dir, max_seconds, stop, resume)``: runs until ``stop`` or
+``max_seconds``; ``resume`` continues from the checkpoint of an earlier job of the run."""
 
 
 def load_config(path: Path) -> PipelineConfig:
@@ -76,6 +77,12 @@ def main(job: Job, prog: str, description: str, argv: list[str] | None = None) -
         help="stop when standard input closes, i.e. when the starting process dies "
         "(default: off; a run turns it on)",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the checkpoint of an earlier job of this run directory, as after "
+        "an engine restart (default: refuse a used run directory or checkpoint)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -83,7 +90,7 @@ def main(job: Job, prog: str, description: str, argv: list[str] | None = None) -
     try:
         config = load_config(args.config)
         stop = stop_event(args.parent_watch)
-        return job(config, args.run_dir or args.config.parent, args.max_seconds, stop)
+        return job(config, args.run_dir or args.config.parent, args.max_seconds, stop, args.resume)
     except StagebenchError as err:
         print(f"ERROR: {err}", file=sys.stderr)
         return err.exit_code

@@ -27,6 +27,7 @@ from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
 from stagebench.capacity import PROBE_DURATION_S, PROBE_WARMUP_MAX_S
+from stagebench.faults import FAULTS
 from stagebench.settings import RunConfig
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,12 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
      "(default: the lowest)"),
     ("--replication", "replication", int, "replicas per partition of the run's topics, "
      "min.insync.replicas one less (default: the broker count, at most 3)"),
+    ("--fault", "fault", str, f"inject a fault into the measured period: {', '.join(FAULTS)} "
+     "(docs/method.md#faults; default: none)"),
+    ("--fault-at", "fault_at_s", float, "seconds into the measured period the fault comes; "
+     f"the period goes on for --duration minus this after it (default: {_R.fault_at_s:g})"),
+    ("--fault-down", "fault_down_s", float, "seconds a broker fault keeps the broker down "
+     f"(default: {_R.fault_down_s:g})"),
     ("--master", "master", str, f"Spark master, e.g. spark://host:7077 (default: {_R.master})"),
     ("--checkpoint-root", "checkpoint_root", str,
      "Spark checkpoint location every cluster node reaches (default: the run directory)"),
@@ -643,7 +650,7 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
     )
     add_run_arguments(
         parser,
-        skip=("rate", "workload"),
+        skip=("rate", "workload", "fault", "fault_at_s", "fault_down_s"),
         defaults={"duration_s": f"{PROBE_DURATION_S:g}", "warmup_max_s": f"{PROBE_WARMUP_MAX_S:g}"},
     )
     _handler(parser, "capacity:run")

@@ -51,12 +51,28 @@ class Engine:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def start(self, ready_timeout_s: float, health: Callable[[], None], update) -> None:
-        """Start the job and wait until its query runs; ``health()`` raises to give up."""
-        config_file = write_pipeline_config(self.dir, self.config)
+    @property
+    def app_id(self) -> str | None:
+        """The Spark application id of the running job (its ready file holds it)."""
+        ready = self.dir / rundir.READY
+        return (ready.read_text().strip() or None) if ready.exists() else None
+
+    def start(
+        self, ready_timeout_s: float, health: Callable[[], None], update, resume: bool = False
+    ) -> None:
+        """Start the job and wait until its query runs; ``health()`` raises to give up.
+
+        ``resume``: start it again after :meth:`kill`, from the run's checkpoint.
+        """
+        config_file = self.dir / rundir.PIPELINE
+        if resume:
+            (self.dir / rundir.READY).unlink(missing_ok=True)
+        else:
+            write_pipeline_config(self.dir, self.config)
         module = "pipelines.job" if stage(self.config.stage).spark else "pipelines.floor"
         cmd = [sys.executable, "-m", module, "--config", str(config_file),
-               "--run-dir", str(self.dir), "--parent-watch"]  # fmt: skip
+               "--run-dir", str(self.dir), "--parent-watch",
+               *(["--resume"] if resume else [])]  # fmt: skip
         with open(self.dir / rundir.PIPELINE_LOG, "ab") as out:
             self.proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
@@ -98,6 +114,13 @@ class Engine:
                 return True
             time.sleep(POLL_S)
         return False
+
+    def kill(self) -> None:
+        """SIGKILL the job's whole process group (driver, JVM, Python workers): a crash."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
 
     def stop(self, timeout_s: float) -> None:
         """SIGTERM, then SIGKILL to the job's whole process group after ``timeout_s``."""

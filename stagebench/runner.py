@@ -52,6 +52,8 @@ from publisher.workload import workload
 from stagebench import resources
 from stagebench.console import Console
 from stagebench.engine import Engine
+from stagebench.fault_injection import embedded_broker_of, kill_one_executor
+from stagebench.faults import BROKER_FAULTS
 from stagebench.metadata import machine, versions
 from stagebench.resource_plot import plot_resources
 from stagebench.settings import RunConfig, Settings
@@ -169,6 +171,10 @@ class Run:
         self._broker_failures = 0
         self._admin = admin_client(bootstrap)
         self._next_leader_check = 0.0
+        self.faults: list[dict[str, Any]] = []
+        self._broker_down = False
+        # a broker fault needs a broker it can restart: refused before anything starts
+        self._restartable = embedded_broker_of(bootstrap) if run.fault in BROKER_FAULTS else None
 
     # --- configuration ---------------------------------------------------------
     def _check_combination(self) -> None:
@@ -255,7 +261,12 @@ class Run:
                 self._start_publisher()
                 self._warm_up()
                 self.marks["start_ms"] = self._broker_mark("start of the measured period")
-            self._wait(run.duration_s, "measuring")
+            if run.fault:
+                self._wait(run.fault_at_s, "measuring")
+                self._inject_fault()
+                self._wait(run.duration_s - run.fault_at_s, "measuring the recovery")
+            else:
+                self._wait(run.duration_s, "measuring")
             self.marks["end_ms"] = self._broker_mark("end of the measured period")
             say(f"measured period over; publishing a {run.tail_s:g} s tail so windows close")
             self._wait(run.tail_s, "tail")
@@ -311,14 +322,56 @@ class Run:
                 f"warmup_max_s): the measured period may still be warming up or overloaded"
             )
 
-    def _broker_mark(self, what: str) -> int:
+    def _inject_fault(self) -> None:
+        """Inject the run's fault and record its window in broker time: from the last
+        input appended before it to the first appended after the system is back (the
+        broker answers again, the job runs again; instantly for a lost executor)."""
+        kind = self.run.fault
+        start_ms = self._broker_mark(f"start of the {kind}")
+        began = time.monotonic()
+        detail: dict[str, Any] = {}
+        if kind in BROKER_FAULTS:
+            self._restart_broker(kill=kind == "broker-kill")
+        elif kind == "engine-restart":
+            self.console.step("fault: killing the Spark job (SIGKILL to its process group)")
+            self.engine.kill()
+            with self.console.task("restarting the job from its checkpoint") as update:
+                self.engine.start(self.run.ready_timeout_s, self._check_health, update, True)
+        else:
+            app = self.engine.app_id or ""
+            detail["executor_pid"] = kill_one_executor(app)
+            self.console.step(f"fault: killed executor {detail['executor_pid']} of {app}")
+        end_ms = self._broker_mark(f"end of the {kind}", after_ms=start_ms)
+        seconds = round(time.monotonic() - began, 1)
+        self.faults.append({"kind": kind, "start_ms": start_ms, "end_ms": end_ms,
+                            "seconds": seconds, **detail})  # fmt: skip
+        self.console.step(f"{kind} over after {seconds:g} s; measuring the recovery")
+
+    def _restart_broker(self, kill: bool) -> None:
+        """Stop the embedded broker for ``fault_down_s``, then start it on its data."""
+        down = self.run.fault_down_s
+        how = "SIGKILL" if kill else "SIGTERM"
+        self.console.step(f"fault: stopping the broker ({how}) for {down:g} s")
+        self._broker_down = True  # the health check must not take the outage for a failure
+        try:
+            self._restartable.stop_node(1, kill=kill)
+            self._wait(down, "broker down")
+            self._restartable.start_node(1)
+        finally:
+            self._broker_down = False
+        self.broker_pids = _local_broker_pids(self.bootstrap)
+
+    def _broker_mark(self, what: str, after_ms: int | None = None) -> int:
         """The broker's clock now: the newest LogAppendTime of the input topics.
 
         Retried: a period whose end cannot be read is never silently replaced by another.
+        With ``after_ms``, only a mark later than it counts (the first input appended
+        after a fault, not the last one before it).
         """
         for attempt in range(MARK_ATTEMPTS):
             try:
-                if (mark := newest_timestamp(self.bootstrap, self.topics.inputs)) is not None:
+                mark = newest_timestamp(self.bootstrap, self.topics.inputs)
+                if mark is not None and (after_ms is None or mark > after_ms):
                     return mark
             except BrokerError as err:
                 log.info("reading the broker clock (%s), attempt %d: %s", what, attempt + 1, err)
@@ -422,6 +475,8 @@ class Run:
         self.engine.check()
         if err := self.publish_result.get("error"):
             raise err
+        if self._broker_down:
+            return
         if not self._broker_alive():
             raise BrokerError(f"Kafka at {self.bootstrap} stopped answering during the run")
         if time.monotonic() >= self._next_leader_check:
@@ -508,6 +563,7 @@ class Run:
                 "resources": self.resources,
                 "machine": self.resources.get(resources.MACHINE),
                 "leaders": {"before": self.leaders_before, "after": self.leaders_after},
+                "faults": self.faults,
                 "marks_ms": self.marks,
                 "warmup": self.warmup,
                 "warnings": self.warnings,

@@ -22,6 +22,7 @@ from ground.stages import IMPLS, Impl, stage
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from publisher.workload import workload
+from stagebench.faults import FAULTS
 
 DEFAULT = "default"
 CLI = "command line"
@@ -86,6 +87,12 @@ class RunConfig:
     on a cluster its clock is the run's one clock."""
     replication: int | None = None
     """Replicas per partition (default: the broker count, at most 3)."""
+    fault: str | None = None
+    """A fault injected ``fault_at_s`` into the measured period: one of
+    :data:`stagebench.faults.FAULTS` (docs/method.md#faults)."""
+    fault_at_s: float = 20.0
+    fault_down_s: float = 10.0
+    """How long a broker fault keeps the broker down."""
     bootstrap: str | None = None
     master: str = "local[2]"
     checkpoint_root: str | None = None
@@ -113,6 +120,23 @@ class RunConfig:
         require(self.drain_timeout_s > 0 and self.ready_timeout_s > 0, "timeouts must be > 0")
         require(self.partitions >= 1, "partitions must be >= 1")
         require(self.replication is None or self.replication >= 1, "replication must be >= 1")
+        require(
+            self.fault is None or self.fault in FAULTS,
+            f"fault must be one of {', '.join(FAULTS)}: {self.fault!r}",
+        )
+        require(
+            self.fault is None or 0 <= self.fault_at_s < self.duration_s,
+            f"fault_at_s must be within the measured period (0 to {self.duration_s:g} s)",
+        )
+        require(self.fault_down_s > 0, "fault_down_s must be > 0")
+        require(
+            self.fault != "engine-restart" or stage(self.stage).spark,
+            "engine-restart restarts a Spark job from its checkpoint; the floor has none",
+        )
+        require(
+            self.fault != "worker-loss" or self.master.startswith("spark://"),
+            "worker-loss kills an executor of a standalone cluster: give --master spark://…",
+        )
 
 
 def section_classes() -> dict[str, type]:

@@ -1,0 +1,113 @@
+"""Faults injected into a run of the join stage on the embedded broker: the job recovers
+by itself, the run reports the fault's window and the recovery, and its missing and
+duplicate counts equal an independent count from the topics."""
+
+import collections
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from ground.contract import LANE, LOCATION_ID, OBSERVATION_TS
+from ground.kafka.broker import EmbeddedBroker
+from tests.stagebench.test_runs import _job_pids, stagebench
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.slow]
+
+RUN = ["--stage", "join", "--duration", "40", "--warmup", "10", "--tail", "5",
+       "--fault-at", "10"]  # fmt: skip
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    """A STAGEBENCH_HOME whose embedded broker a run may restart (not the shared one)."""
+    home = tmp_path / "home"
+    broker = EmbeddedBroker(home=home / "broker")
+    broker.start()
+    yield home
+    broker.stop()
+
+
+def _records(bootstrap: str, topic: str) -> list[tuple[int, dict]]:
+    """(LogAppendTime, value) of every record of ``topic``, read to its end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+                         "enable.partition.eof": True})  # fmt: skip
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+    out, ended = [], set()
+    try:
+        while len(ended) < len(partitions):
+            for msg in consumer.consume(1000, timeout=1):
+                if msg.error() is not None:
+                    ended.add(msg.partition())  # the end of a partition
+                    continue
+                out.append((msg.timestamp()[1], json.loads(msg.value())))
+    finally:
+        consumer.close()
+    return out
+
+
+def independent_counts(run_dir: Path) -> tuple[int, int]:
+    """(missing, duplicates) of the join outputs over the measured period, from the
+    topics alone: every speed/flow pair whose later record was appended in the period
+    expects one output with its key."""
+    run = json.loads((run_dir / "run.json").read_text())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    lo, hi = summary["period"]["measured_from_ms"], summary["period"]["measured_to_ms"]
+    bootstrap = run["bootstrap"]
+    twins = collections.defaultdict(list)
+    for topic in run["input_topics"]:
+        for ts, value in _records(bootstrap, topic):
+            twins[value[LOCATION_ID], value[LANE], value[OBSERVATION_TS]].append(ts)
+    expected = {key for key, ts in twins.items() if len(ts) == 2 and lo <= max(ts) <= hi}
+    seen = collections.Counter(
+        (v[LOCATION_ID], v[LANE], v[OBSERVATION_TS])
+        for _, v in _records(bootstrap, run["output_topic"])
+    )
+    missing = sum(1 for key in expected if not seen[key])
+    duplicates = sum(seen[key] - 1 for key in expected if seen[key] > 1)
+    return missing, duplicates
+
+
+@pytest.mark.parametrize("fault", ["broker-restart", "broker-kill", "engine-restart"])
+def test_the_join_recovers_from_a_fault_and_the_run_says_how(home, tmp_path, fault):
+    results = tmp_path / "results"
+    result = stagebench(
+        "run", *RUN, "--fault", fault, "--fault-down", "5", "--results", str(results),
+        env_extra={"STAGEBENCH_HOME": str(home)},
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: a run found untrusted
+    run_dir = next(results.glob("*-join-*"))
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    [window] = summary["recovery"]["windows"]
+    assert window["kind"] == fault
+    assert summary["period"]["measured_from_ms"] < window["start_ms"] < window["end_ms"]
+    assert window["end_ms"] < summary["period"]["measured_to_ms"]
+    assert window["first_output_after_s"] is not None
+    assert window["recovered"] and window["recovery_s"] >= 0, window
+    assert window["peak_ms"] >= window["baseline_p50_ms"] > 0
+    records = summary["records"]
+    assert (records["missing"], records["duplicates"]) == independent_counts(run_dir)
+    assert records["missing"] == 0, records
+    assert f"{fault}" in result.stdout
+    assert not _job_pids(results)
+
+
+def test_a_broker_fault_needs_a_broker_it_can_restart(kafka_bootstrap, tmp_path):
+    result = stagebench(
+        "run", *RUN, "--fault", "broker-restart", "--bootstrap", kafka_bootstrap,
+        "--results", str(tmp_path), env_extra={"STAGEBENCH_HOME": str(tmp_path / "none")},
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"ERROR: a broker fault restarts the embedded broker, and Kafka at {kafka_bootstrap} "
+            "is not it"
+        )
+    )
+    assert not list(tmp_path.glob("*/pipeline.ready"))  # refused before the job started
