@@ -9,6 +9,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pipelines.config import PipelineConfig
 
 RAW_COLUMNS = ("topic", "partition", "offset", "timestamp", "value")
+OFFSET_RETRIES = 60
+OFFSET_RETRY_INTERVAL_MS = 1000
+"""Fetching the latest offsets is retried for a minute, not Spark's default three
+times 10 ms: a broker restarting (a broker fault) is waited for instead of failing the
+query. Reads and the sink's writes ride out the outage with the Kafka clients' own
+timeouts (a minute for the consumer's API calls, two for a produced record)."""
 
 
 def read_inputs(spark: SparkSession, config: PipelineConfig) -> DataFrame:
@@ -18,6 +24,8 @@ def read_inputs(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         .option("kafka.bootstrap.servers", config.bootstrap)
         .option("subscribe", f"{config.speed_topic},{config.flow_topic}")
         .option("startingOffsets", config.starting_offsets)
+        .option("fetchOffset.numRetries", str(OFFSET_RETRIES))
+        .option("fetchOffset.retryIntervalMs", str(OFFSET_RETRY_INTERVAL_MS))
     )
     if config.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
