@@ -1,4 +1,5 @@
-"""Shared fixtures: a real Kafka 4 broker, unique names, one SparkSession.
+"""Shared fixtures: a real Kafka 4 broker, an embedded three-broker cluster, unique
+names, one SparkSession, a local Spark standalone cluster.
 
 Kafka, in order: ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a
 testcontainers Kafka (KRaft, LogAppendTime) when a Docker engine answers,
@@ -7,12 +8,18 @@ else the embedded broker in a temporary home (stopped after the session).
 
 import logging
 import os
+import socket
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from ground import envvars
+from ground.kafka.ports import free_port
 
 log = logging.getLogger(__name__)
 
@@ -89,3 +96,56 @@ def spark():
     )
     yield session
     session.stop()
+
+
+def _spark_class() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "bin" / "spark-class"
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "a Spark daemon exited while starting"
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"nothing listens on port {port} after {timeout_s} s")
+
+
+@pytest.fixture
+def standalone_master(tmp_path) -> Iterator[tuple[str, Path]]:
+    """(spark://host:port, worker dir) of a fresh master with one 2-core worker."""
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    port, worker_port = free_port(), free_port()
+    master_url = f"spark://127.0.0.1:{port}"
+    logs = tmp_path / "spark-logs"
+    logs.mkdir()
+    daemons = []
+    try:
+        master = subprocess.Popen(
+            [str(_spark_class()), "org.apache.spark.deploy.master.Master",
+             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(free_port())],
+            env=env, stdout=(logs / "master.log").open("w"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        daemons.append(master)
+        _wait_for_port(port, master)
+        worker = subprocess.Popen(
+            [str(_spark_class()), "org.apache.spark.deploy.worker.Worker", master_url,
+             "--host", "127.0.0.1", "--port", str(worker_port), "--webui-port",
+             str(free_port()), "--cores", "2", "--memory", "2g",
+             "--work-dir", str(tmp_path / "work")],
+            env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        daemons.append(worker)
+        _wait_for_port(worker_port, worker)
+        yield master_url, tmp_path / "work"
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            try:
+                daemon.wait(30)
+            except subprocess.TimeoutExpired:
+                daemon.kill()

@@ -1,21 +1,18 @@
 """A stage on a local Spark standalone cluster gives the same outputs as local mode.
 
-The master and one worker are started from PySpark's own ``spark-class``; the
-pipeline command then runs once with ``--master local[2]`` and once against the
-cluster, on the same input topics, and both output topics must hold the same values.
+The master and one worker (the ``standalone_master`` fixture) are started from
+PySpark's own ``spark-class``; the pipeline command then runs once with
+``--master local[2]`` and once against the cluster, on the same input topics, and
+both output topics must hold the same values.
 """
 
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from ground.contract import FLOW, INPUT_TS_EARLIEST, INPUT_TS_LATEST, SPEED
-from ground.kafka.ports import free_port
 from ground.kafka.topics import create_topics
 from tests.pipelines.test_job_kafka import (
     WAIT_S,
@@ -30,61 +27,6 @@ from tests.pipelines.test_job_kafka import (
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.slow]
 
 STAGE = "tumbling"
-
-
-def _spark_class() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "bin" / "spark-class"
-
-
-def _wait_for_port(port: int, process: subprocess.Popen, timeout_s: float = 90) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "a Spark daemon exited while starting"
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.5)
-    raise AssertionError(f"nothing listens on port {port} after {timeout_s} s")
-
-
-@pytest.fixture
-def standalone_master(tmp_path) -> Iterator[tuple[str, Path]]:
-    """(spark://host:port, worker dir) of a fresh master with one 2-core worker."""
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-    port, worker_port = free_port(), free_port()
-    master_url = f"spark://127.0.0.1:{port}"
-    logs = tmp_path / "spark-logs"
-    logs.mkdir()
-    daemons = []
-    try:
-        master = subprocess.Popen(
-            [str(_spark_class()), "org.apache.spark.deploy.master.Master",
-             "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(free_port())],
-            env=env, stdout=(logs / "master.log").open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        daemons.append(master)
-        _wait_for_port(port, master)
-        worker = subprocess.Popen(
-            [str(_spark_class()), "org.apache.spark.deploy.worker.Worker", master_url,
-             "--host", "127.0.0.1", "--port", str(worker_port), "--webui-port",
-             str(free_port()), "--cores", "2", "--memory", "2g",
-             "--work-dir", str(tmp_path / "work")],
-            env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        daemons.append(worker)
-        _wait_for_port(worker_port, worker)
-        yield master_url, tmp_path / "work"
-    finally:
-        for daemon in reversed(daemons):
-            daemon.terminate()
-            try:
-                daemon.wait(30)
-            except subprocess.TimeoutExpired:
-                daemon.kill()
 
 
 def _run(kafka_bootstrap, topics, output, master, run_dir, want) -> list[dict]:

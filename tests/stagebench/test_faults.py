@@ -111,3 +111,27 @@ def test_a_broker_fault_needs_a_broker_it_can_restart(kafka_bootstrap, tmp_path)
         )
     )
     assert not list(tmp_path.glob("*/pipeline.ready"))  # refused before the job started
+
+
+def test_the_join_recovers_from_a_lost_executor(kafka_bootstrap, tmp_path, standalone_master):
+    master_url, _ = standalone_master
+    config = tmp_path / "cluster.toml"
+    # the cluster's executor needs memory left on a small machine
+    config.write_text('[pipeline]\nspark_conf = {"spark.executor.memory" = "1g"}\n')
+    results = tmp_path / "results"
+    result = stagebench(
+        "run", *RUN, "--fault", "worker-loss", "--master", master_url, "--config", str(config),
+        "--bootstrap", kafka_bootstrap, "--results", str(results),
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    run_dir = next(results.glob("*-join-*"))
+    assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    [fault] = summary["metadata"]["faults"]
+    assert fault["kind"] == "worker-loss" and fault["executor_pid"] > 0
+    [window] = summary["recovery"]["windows"]
+    assert window["kind"] == "worker-loss" and window["first_output_after_s"] is not None
+    records = summary["records"]
+    assert (records["missing"], records["duplicates"]) == independent_counts(run_dir)
+    assert records["missing"] == 0, records
+    assert not _job_pids(results)
