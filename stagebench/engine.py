@@ -58,11 +58,19 @@ class Engine:
         return (ready.read_text().strip() or None) if ready.exists() else None
 
     def start(
-        self, ready_timeout_s: float, health: Callable[[], None], update, resume: bool = False
+        self,
+        ready_timeout_s: float,
+        health: Callable[[], None],
+        update,
+        resume: bool = False,
+        on_started: Callable[[], None] | None = None,
     ) -> None:
         """Start the job and wait until its query runs; ``health()`` raises to give up.
 
         ``resume``: start it again after :meth:`kill`, from the run's checkpoint.
+        ``on_started`` is called once, as soon as the query has started (it reads from
+        then on; the floor: when it is ready), which can be long before it is ready:
+        a first batch over a backlog completes only when the backlog is processed.
         """
         config_file = self.dir / rundir.PIPELINE
         if resume:
@@ -83,6 +91,9 @@ class Engine:
         while not ready.exists():
             self.check()
             health()
+            if on_started is not None and self._query_started():
+                on_started()
+                on_started = None
             waited = time.monotonic() - began
             if waited > ready_timeout_s:
                 raise SparkError(
@@ -91,6 +102,12 @@ class Engine:
                 )
             update(waited, "")
             time.sleep(POLL_S)
+        if on_started is not None:  # the floor writes no query events
+            on_started()
+
+    def _query_started(self) -> bool:
+        progress = self.dir / rundir.PROGRESS
+        return progress.exists() and '"event": "started"' in progress.read_text()
 
     def check(self) -> None:
         """SparkError when the job has exited."""

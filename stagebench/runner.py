@@ -387,8 +387,17 @@ class Run:
             self.console.step(f"starting the Spark job (master {self.pipeline.master})")
         else:
             self.console.step("starting the floor: a plain Kafka consume→produce loop")
+
+        def started() -> None:
+            # a backlog's time to first output and catch-up count from here, on the
+            # broker's clock (docs/method.md#workloads)
+            self.marks["job_started_ms"] = self._broker_mark("the job's start")
+
         with self.console.task("waiting for the job to run") as update:
-            self.engine.start(self.run.ready_timeout_s, self._check_health, update)
+            self.engine.start(
+                self.run.ready_timeout_s, self._check_health, update,
+                on_started=started if self.workload.backlog_first else None,
+            )  # fmt: skip
         self.marks["pipeline_ready_ms"] = int(time.time() * 1000)
         self.console.step("the job is running")
 
