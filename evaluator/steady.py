@@ -32,6 +32,9 @@ MIN_POINTS = 5
 SECONDS_PER_MINUTE = 60.0
 # The live warm-up check's tolerance compares the change over this span with the median.
 TOLERANCE_SPAN_S = 10.0
+RESOLUTION_MS = 1.0
+"""Broker timestamps are whole milliseconds: a change below one is no trend, whatever
+share of a median near 0 ms (the floor) it is."""
 PERIOD_TOLERANCE = 0.10
 """The measured period is steady when its latency changes by less than this share of its
 median over the whole period (a trend the interval cannot rule out aside): a 10 s span
@@ -147,7 +150,7 @@ def is_settled(
 ) -> bool:
     """True when the last ``window_s`` seconds of the series are settled (the live check):
     their Theil–Sen slope changes the latency by less than ``tolerance`` of their median
-    across the window, whatever its interval says.
+    (at least :data:`RESOLUTION_MS`) across the window, whatever its interval says.
 
     False while the series does not yet reach ``window_s`` back from its last
     second, or when that window has fewer than ``MIN_POINTS`` usable points.
@@ -167,7 +170,7 @@ def _window_steady(
     if xs.size < MIN_POINTS:
         return False
     slope = stats.theilslopes(ys, xs - xs[0]).slope
-    return bool(abs(slope) * window_s < tolerance * abs(float(np.median(ys))))
+    return bool(abs(slope) * window_s < _allowed(tolerance, float(np.median(ys))))
 
 
 def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,6 +193,12 @@ def _mann_kendall_p(x: np.ndarray, y: np.ndarray) -> float:
 def _verdict(
     slope: float, low: float, high: float, median: float, tolerance: float, span_s: float
 ) -> Verdict:
-    if low <= 0.0 <= high or abs(slope) * span_s < tolerance * abs(median):
+    if low <= 0.0 <= high or abs(slope) * span_s < _allowed(tolerance, median):
         return "steady"
     return "rising" if slope > 0 else "falling"
+
+
+def _allowed(tolerance: float, median: float) -> float:
+    """The change a steady series may show: ``tolerance`` of its median, at least the
+    broker clock's resolution."""
+    return max(tolerance * abs(median), RESOLUTION_MS)

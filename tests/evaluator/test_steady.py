@@ -163,3 +163,12 @@ def test_600_points_in_under_50_ms():
         trend(t, v)
         best = min(best, time.perf_counter() - start)
     assert best < 0.05
+
+
+def test_a_sub_millisecond_series_settles_at_the_clock_resolution():
+    # the floor: whole milliseconds around 0–2 ms, whose 10 % would be a tenth of one
+    rng = np.random.default_rng(13)
+    s = np.arange(61.0)
+    v = rng.choice([0.0, 0.5, 1.0, 1.0, 2.0], s.size)
+    assert is_settled(s, v)
+    assert not is_settled(s, 0.05 * s)  # 3 ms across the window: a trend
