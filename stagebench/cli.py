@@ -11,6 +11,7 @@ This module is the one place that turns a :class:`StagebenchError` into
 import argparse
 import importlib
 import logging
+import os
 import re
 import signal
 import sys
@@ -705,13 +706,19 @@ def main(argv: list[str] | None = None) -> int:
     module, _, function = args.handler.partition(":")
     try:
         handler = getattr(importlib.import_module(f"stagebench.commands.{module}"), function)
-        return int(handler(args) or 0)
+        code = int(handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
     except StagebenchError as err:
         print(f"ERROR: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `stagebench … | head`: the reader has what it wanted
+        # Python would report the pipe again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

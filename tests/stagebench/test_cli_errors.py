@@ -79,3 +79,14 @@ def test_missing_java(tmp_path):
         "ERROR: no Java runtime found: install a Java 17+ runtime (e.g. the "
         "openjdk-17-jre-headless package) or set JAVA_HOME"
     ]
+
+
+def test_output_cut_short_by_the_reader_is_no_error():
+    # `stagebench config show | head`: here the reader is gone before the first line
+    shell = f"{sys.executable} -m stagebench config show | true"
+    result = subprocess.run(
+        ["bash", "-c", f"{shell}; exit ${{PIPESTATUS[0]}}"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.stderr == ""
+    assert result.returncode == 141
