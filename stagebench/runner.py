@@ -3,8 +3,8 @@
 The flow (docs/method.md#workloads): pick the broker → create the run's fresh
 LogAppendTime topics and check their leaders → start the job
 (:mod:`stagebench.engine`) and wait until it runs → publish the workload and
-warm up at its rate: fixed seconds, or until the live per-second latency shows
-no trend (:mod:`stagebench.watch`) → mark the start of the measured period in
+warm up at its rate: fixed seconds, or until the live per-second latency has
+settled (:mod:`stagebench.watch`) → mark the start of the measured period in
 broker time → measure for the duration → mark its end → keep publishing for a
 short tail so event-time windows close → wait until the job has drained → stop
 it → check the leaders again → evaluate. The leaders are also polled throughout:
@@ -315,7 +315,10 @@ class Run:
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
                        "max_s": run.warmup_max_s, "window_s": run.settle_window_s}  # fmt: skip
         if settled:
-            self.console.step(f"warm-up over after {found:g} s: the latency shows no trend")
+            self.console.step(
+                f"warm-up over after {found:g} s: the latency has settled "
+                f"(less than 10 % change over the last {run.settle_window_s:g} s)"
+            )
         else:
             self._warn(
                 f"the latency had not settled after the longest warm-up ({run.warmup_max_s:g} s, "

@@ -70,7 +70,7 @@ class RunConfig:
     """Measured period after the job is running (single burst: after the backlog)."""
     warmup_s: float | str = "auto"
     """Warm-up published at the rate before the measured period, whose outputs are left
-    out by broker time: seconds, or "auto": until the per-second latency shows no trend
+    out by broker time: seconds, or "auto": until the per-second latency has settled
     over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
     published before the job are measured from the job's start: no warm-up."""
     warmup_max_s: float = 180.0
