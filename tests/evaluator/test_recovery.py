@@ -105,6 +105,8 @@ def test_no_output_after_the_window():
     found = one([100] * 20 + [None] * 5, burst(20, 21))
     assert found.first_output_after_s is None and found.peak_ms is None
     assert found.recovered is False
+    empty = one([], burst(20, 21))
+    assert (empty.baseline_p50_ms, empty.peak_ms, empty.recovered) == (None, None, None)
 
 
 def test_back_to_back_bursts():
