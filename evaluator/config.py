@@ -7,6 +7,7 @@ overrides with :func:`ground.config.from_mapping`.
 from dataclasses import dataclass
 from typing import Literal
 
+from evaluator.recovery import MIN_BASELINE_SECONDS
 from ground.config import require
 
 
@@ -21,6 +22,9 @@ class EvaluatorConfig:
     ``sliding_window_s``, ``lookback_short_s``, ``lookback_long_s``: the sliding
     stage's window and the two seconds its relative changes compare with (the
     pipeline's ``window_length_ms`` and ``lookback_*_ms``), for the expected outputs.
+    ``recovery_baseline_s``, ``recovery_threshold``: after a disturbance (a burst, a
+    fault) latency has recovered when its per-second p50 is back within this fraction
+    of its median over the seconds before (:mod:`evaluator.recovery`).
     """
 
     warmup_s: float | None = None
@@ -33,6 +37,8 @@ class EvaluatorConfig:
     batch_size: int = 50_000
     idle_timeout_s: float = 30.0
     plots: bool = True
+    recovery_baseline_s: float = 20.0
+    recovery_threshold: float = 0.2
 
     def __post_init__(self) -> None:
         require(
@@ -55,6 +61,15 @@ class EvaluatorConfig:
         )
         require(self.batch_size > 0, f"batch_size must be > 0, got {self.batch_size}")
         require(self.idle_timeout_s > 0, f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
+        require(
+            self.recovery_baseline_s >= MIN_BASELINE_SECONDS,
+            f"recovery_baseline_s must be >= {MIN_BASELINE_SECONDS} (a baseline needs "
+            f"{MIN_BASELINE_SECONDS} seconds with outputs), got {self.recovery_baseline_s}",
+        )
+        require(
+            self.recovery_threshold > 0,
+            f"recovery_threshold must be > 0, got {self.recovery_threshold}",
+        )
 
     def warmup_ms(self, run_ms: int) -> int:
         """The warm-up in ms for a run of ``run_ms`` (default 10 % of it)."""

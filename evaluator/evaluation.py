@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow
 
-from evaluator import checks, reader, report, stages, stats
+from evaluator import checks, reader, recovery, report, stages, stats
 from evaluator import expected as exp
 from evaluator.completeness import completeness
 from evaluator.confidence import percentile_intervals
@@ -302,6 +302,10 @@ def build_summary(
       input's: how long the job still wrote after the input stopped (a
       capacity probe must drain within 10 s), None without inputs or outputs.
 
+    ``recovery``: after each disturbance window of the run that starts in the
+    measured period (the periodic burst's bursts, a fault's outage), the baseline,
+    peak and recovery (:func:`evaluator.recovery.section`); None without windows.
+
     ``evaluation`` (engine, percentile_method, seconds); ``warnings`` (list of
     sentences: the run's own ``metadata["warnings"]`` — publisher behind
     schedule, delivery errors, drain timeout — then the evaluator's).
@@ -312,6 +316,15 @@ def build_summary(
     distrust = _distrust(result["records"])
     own = distrust + _warnings(result["records"], config, period, run.start_ms is not None)
     own += _steady_warnings(result["steady_state"])
+    after = recovery.section(
+        result["timeseries"],
+        run.disturbances,
+        period.lo,
+        period.hi,
+        config.recovery_baseline_s,
+        config.recovery_threshold,
+    )
+    own += recovery.warnings(after)
     for text in own:
         log.warning("%s", text)
     warnings = [*(str(w) for w in run.metadata.get("warnings", [])), *own]
@@ -338,6 +351,7 @@ def build_summary(
         "throughput": result["throughput"],
         "steady_state": result["steady_state"],
         "confidence": result["confidence"],
+        "recovery": after,
         "warmup": run.metadata.get("warmup"),
         "machine": run.metadata.get("machine"),
         "evaluation": {

@@ -32,7 +32,8 @@ def _label(run: dict[str, Any]) -> str:
 def run_plots(
     summary: dict[str, Any], result: dict[str, Any], out_dir: Path, log_scale: bool
 ) -> list[Path]:
-    """Histogram, CDF and time series of one run; the paths written."""
+    """Histogram, CDF and time series of one run; the paths written. The time series
+    shades the run's disturbance windows and marks each recovery (``summary["recovery"]``)."""
     plt = _pyplot()
     label = _label(summary["run"])
     frame = result.get("latencies")
@@ -94,12 +95,32 @@ def run_plots(
                 color="grey",
                 alpha=0.12,
             )
+        _disturbances((top, bottom), summary.get("recovery"), int(ts["second"].iloc[0]))
     top.set_title(f"Per-second latency and throughput, stage {label} (shaded: measured)")
     top.set_ylabel("latency (ms)")
     bottom.set_ylabel("messages/s")
     bottom.set_xlabel("time since first record (s, broker clock)")
     paths.append(_save(fig, out_dir / rundir.TIMESERIES_PLOT, plt))
     return paths
+
+
+def _disturbances(axes, recovery: dict[str, Any] | None, first_s: int) -> None:
+    """Shade each disturbance window (a burst, an outage) and mark where latency recovered."""
+    windows = recovery["windows"] if recovery else []
+    if not windows:
+        return
+    # one legend entry per kind: matplotlib leaves out labels that start with "_"
+    first = {w["kind"]: i for i, w in reversed(list(enumerate(windows)))}
+    first_recovered = next((i for i, w in enumerate(windows) if w["recovery_s"] is not None), -1)
+    for axis in axes:
+        for i, w in enumerate(windows):
+            start, end = w["start_ms"] / 1000 - first_s, w["end_ms"] / 1000 - first_s
+            kind = w["kind"] if first[w["kind"]] == i else "_"
+            axis.axvspan(start, end, color="tab:red", alpha=0.2, label=kind)
+            if w["recovery_s"] is not None:
+                label = "recovered" if i == first_recovered else "_"
+                axis.axvline(end + w["recovery_s"], color="tab:green", linestyle="--", label=label)
+        axis.legend()
 
 
 def distributions(

@@ -8,7 +8,8 @@ overwritten unless asked):
   timestamps, both latencies, ``in_range`` of the measured period, identity);
 - ``timeseries.csv``: per broker second, inputs, outputs, p50/p99 latency;
 - ``latency_hist.png``, ``latency_cdf.png``, ``timeseries.png`` and
-  ``report.md`` embedding them with the tables.
+  ``report.md`` embedding them with the tables (and, after bursts or faults, the
+  recovery after each).
 """
 
 import json
@@ -127,6 +128,8 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         f"first output {_fmt(thr.get('first_output_delay_ms'))} ms after the first input.",
         "",
     ]
+    if summary.get("recovery"):
+        lines += _recovery(summary["recovery"], period["measured_from_ms"])
     if summary["wrong"]:
         lines += ["## Wrong fields", "", "| field | outputs | example (output vs expected) |"]
         lines += ["|---|---:|---|"]
@@ -142,6 +145,34 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     if images:
         lines += ["## Plots", ""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
+
+
+def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
+    """The recovery after each disturbance window, one row per window."""
+    lines = [
+        "## Recovery after each disturbance",
+        "",
+        f"Recovered: per-second p50 back within {recovery['threshold']:.0%} of its median over "
+        f"the {recovery['baseline_window_s']:g} s before the window, for {recovery['hold_s']} s; "
+        "times from the window's end, in whole seconds of the broker clock.",
+        "",
+        "| kind | starts (s into the measured period) | length (s) | baseline p50 (ms) "
+        "| peak p50 (ms) | first output after (s) | recovery (s) | recovered |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for w in recovery["windows"]:
+        cells = [
+            w["kind"],
+            (w["start_ms"] - measured_from_ms) / 1000,
+            (w["end_ms"] - w["start_ms"]) / 1000,
+            w["baseline_p50_ms"],
+            w["peak_ms"],
+            w["first_output_after_s"],
+            w["recovery_s"],
+            {True: "yes", False: "no", None: "no baseline"}[w["recovered"]],
+        ]
+        lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
+    return [*lines, ""]
 
 
 def _fmt(value: Any) -> str:

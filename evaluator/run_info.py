@@ -4,6 +4,8 @@ The run orchestrator writes ``run.json`` into the run directory; ``stagebench
 evaluate RUN_DIR`` reads it back. ``metadata`` and ``config`` are stored
 verbatim in summary.json (versions, machine, configurations, publisher summary,
 resource metrics), so the evaluator never needs to understand them.
+``disturbances`` are windows in broker time (bursts, faults) whose recovery the
+evaluator reports (:mod:`evaluator.recovery`).
 """
 
 import dataclasses
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.recovery import Window
 from ground import rundir
 from ground.errors import EvaluationError
 from ground.stages import STAGES
@@ -36,11 +39,15 @@ class RunInfo:
     end_ms: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    disturbances: tuple[Window, ...] = ()
 
     def __post_init__(self) -> None:
         if self.stage not in STAGES:
             raise EvaluationError(f"unknown stage {self.stage!r} (known: {', '.join(STAGES)})")
         object.__setattr__(self, "input_topics", tuple(self.input_topics))
+        # run.json holds them as objects
+        windows = tuple(w if isinstance(w, Window) else Window(**w) for w in self.disturbances)
+        object.__setattr__(self, "disturbances", windows)
 
     def as_summary(self) -> dict[str, Any]:
         """The ``run`` section of summary.json."""

@@ -73,6 +73,17 @@ class Bursts:
                 result += [start] * self.pairs
         return result
 
+    def windows(self, until_s: float) -> list[tuple[float, float]]:
+        """(start, end) in seconds from the start of every burst that starts before ``until_s``."""
+        if self.pairs <= 0:
+            return []
+        found = []
+        n = 0
+        while (start := self.first_s + n * self.every_s) < until_s - _EPS:
+            found.append((start, start + self.duration_s))
+            n += 1
+        return found
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -98,6 +109,13 @@ class Schedule:
             found += component.offsets(a, b)
         found.sort()
         return found
+
+    def burst_windows(self, until_s: float) -> list[tuple[float, float]]:
+        """(start, end) in seconds from the start of the bursts due before ``until_s``
+        (and the schedule's end), in time order; none for a schedule without bursts."""
+        until_s = min(until_s, self.end_s)
+        found = [w for c in self.components if isinstance(c, Bursts) for w in c.windows(until_s)]
+        return sorted(found)
 
     def messages_per_tick(self, ticks: int) -> list[int]:
         """Messages (two per pair) due in each of the first ``ticks`` ticks."""

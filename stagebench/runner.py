@@ -7,12 +7,13 @@ warm up at its rate: fixed seconds, or until the live per-second latency has
 settled (:mod:`stagebench.watch`) → mark the start of the measured period in
 broker time → measure for the duration → mark its end → keep publishing for a
 short tail so event-time windows close → wait until the job has drained → stop
-it → check the leaders again → evaluate. The leaders are also polled throughout:
-on a cluster a leader change (a broker restarted) would mix two broker clocks,
-so it fails the run at once, saying which partitions moved and when. A workload
-whose load is a backlog publishes it before the job starts and is measured from
-the job's start. CPU of the machine and of every process of the run is sampled
-throughout.
+it → check the leaders again → place the bursts of a burst workload and the
+fault of a fault run on the broker's clock → evaluate. The leaders are also
+polled throughout: on a cluster a leader change (a broker restarted) would mix
+two broker clocks, so it fails the run at once, saying which partitions moved
+and when. A workload whose load is a backlog publishes it before the job starts
+and is measured from the job's start. CPU of the machine and of every process
+of the run is sampled throughout.
 Whatever happens, the run directory keeps what was collected; a failed or
 interrupted run says so in ``status.json``.
 """
@@ -32,13 +33,14 @@ import psutil
 
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
+from evaluator.recovery import Window
 from evaluator.run_info import RunInfo, save_run
 from ground import rundir
 from ground.config import as_dict, from_mapping, require
 from ground.errors import BrokerError, PublishError, StagebenchError, TopicError
 from ground.kafka import KAFKA_VERSION
 from ground.kafka.broker import is_embedded_broker, wait_until_reachable
-from ground.kafka.clock import newest_timestamp
+from ground.kafka.clock import newest_timestamp, oldest_timestamp
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.ports import listener_pid
 from ground.kafka.resolve import resolve
@@ -47,6 +49,7 @@ from ground.stages import stage
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from publisher.producer import publish
+from publisher.sizing import derive, schedule
 from publisher.summary import ProgressSnapshot
 from publisher.workload import workload
 from stagebench import resources
@@ -581,11 +584,41 @@ class Run:
                 "warnings": self.warnings,
             },
             config=self.effective_config(),
+            disturbances=(
+                *self._bursts(),
+                *(Window(f["kind"], f["start_ms"], f["end_ms"]) for f in self.faults),
+            ),
         )
         save_run(info, self.dir)
         result = evaluate(self.bootstrap, info, self.evaluator, self.dir)
         plot_resources(self.dir, remote_broker=not self.broker_pids, cores=self.sampler.cores)
         return result
+
+    def _bursts(self) -> tuple[Window, ...]:
+        """The bursts that were published, as windows in broker time (for the recovery
+        the evaluator reports after each).
+
+        The publisher keeps no per-burst send times and records carry only their
+        scheduled send time, so the schedule's burst offsets are placed after the
+        LogAppendTime of the run's first input: the schedule's first pair is due at
+        its start and the topics are fresh, so that record marks the start on the
+        broker's own clock, late by one send (milliseconds, beside the one-second
+        series recovery is read from); the publisher's start time would add its
+        clock's skew. The windows are as scheduled: a publisher trailing its schedule
+        in a burst (send lag in publisher.json, a warning above ``behind_warn_ms``)
+        makes the real burst longer. Bursts due after the last input were never sent.
+        """
+        if not self.workload.bursts or self.publisher.from_file:  # a replay has no schedule
+            return ()
+        planned = schedule(self.publisher, derive(self.publisher))
+        first = oldest_timestamp(self.bootstrap, self.topics.inputs)
+        last = newest_timestamp(self.bootstrap, self.topics.inputs)
+        if first is None or last is None:
+            return ()
+        return tuple(
+            Window("burst", first + round(a * 1000), first + round(b * 1000))
+            for a, b in planned.burst_windows((last - first) / 1000)
+        )
 
     def _write(self, name: str, data: Any) -> None:
         (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")

@@ -1,4 +1,4 @@
-"""Reading the broker's clock: the LogAppendTime of the newest record of topics."""
+"""Reading the broker's clock: the LogAppendTime of the newest or oldest record of topics."""
 
 import uuid
 
@@ -16,6 +16,23 @@ def newest_timestamp(bootstrap: str, topics: list[str]) -> int | None:
     period in broker time, so the evaluator cuts inputs and outputs on the
     same clock that stamped them.
     """
+    found = _edge_timestamps(bootstrap, topics, newest=True)
+    return max(found) if found else None
+
+
+def oldest_timestamp(bootstrap: str, topics: list[str]) -> int | None:
+    """Smallest LogAppendTime (epoch ms) among the first records of every partition.
+
+    None when the topics are empty. On a run's fresh input topics: when, in broker
+    time, the publisher's first message was appended (its schedule's start).
+    """
+    found = _edge_timestamps(bootstrap, topics, newest=False)
+    return min(found) if found else None
+
+
+def _edge_timestamps(bootstrap: str, topics: list[str], newest: bool) -> list[int]:
+    """LogAppendTime of the last (``newest``) or first record of every non-empty partition,
+    and of any record that followed it while polling (later, so max and min stay right)."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -24,6 +41,7 @@ def newest_timestamp(bootstrap: str, topics: list[str]) -> int | None:
             "log_level": 0,
         }
     )
+    what = "newest" if newest else "oldest"
     try:
         metadata = consumer.list_topics(timeout=TIMEOUT_S)
         wanted = []
@@ -33,11 +51,11 @@ def newest_timestamp(bootstrap: str, topics: list[str]) -> int | None:
                     TopicPartition(topic, partition), timeout=TIMEOUT_S
                 )
                 if high > low:
-                    wanted.append(TopicPartition(topic, partition, high - 1))
+                    wanted.append(TopicPartition(topic, partition, high - 1 if newest else low))
+        found: list[int] = []
         if not wanted:
-            return None
+            return found
         consumer.assign(wanted)
-        newest: int | None = None
         pending = {(tp.topic, tp.partition) for tp in wanted}
         for _ in range(50):
             if not pending:
@@ -46,10 +64,9 @@ def newest_timestamp(bootstrap: str, topics: list[str]) -> int | None:
             if msg is None or msg.error():
                 continue
             pending.discard((msg.topic(), msg.partition()))
-            ts = msg.timestamp()[1]
-            newest = ts if newest is None else max(newest, ts)
-        return newest
+            found.append(msg.timestamp()[1])
+        return found
     except (KafkaException, KeyError) as err:
-        raise BrokerError(f"cannot read the newest timestamps of {topics}: {err}") from err
+        raise BrokerError(f"cannot read the {what} timestamps of {topics}: {err}") from err
     finally:
         consumer.close()

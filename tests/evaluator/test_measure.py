@@ -11,6 +11,7 @@ from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import build_summary, measure
 from evaluator.latency import measured_period
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.recovery import Window
 from evaluator.run_info import RunInfo, load_run, save_run
 from ground import contract as s
 from ground.errors import ConfigError, EvaluationError
@@ -258,6 +259,30 @@ def test_report_files_and_summary_keys(tmp_path):
     lat = pd.read_parquet(tmp_path / "latencies.parquet")
     assert lat["latency_ms"].tolist() == list(range(1, 21))
     assert len(pd.read_csv(tmp_path / "timeseries.csv")) == 20
+
+
+def test_a_burst_run_reports_its_recovery_and_plots_its_windows(tmp_path):
+    # one input a second for 60 s; latency 100 ms but for two bursts at 20 s and 40 s
+    slow = {20: 900, 21: 600, 22: 300, 40: 700}
+    inputs = _inputs([1000 * t for t in range(60)])
+    outputs = _outputs(inputs, [slow.get(t, 100) for t in range(60)])
+    run = RunInfo(
+        id="r1", stage="parse", output_topic="out", input_topics=("speed",),
+        disturbances=(Window("burst", 20_000, 21_000), Window("burst", 40_000, 41_000)),
+    )  # fmt: skip
+    config = EvaluatorConfig(warmup_s=0)
+    result = measure(run, config, outputs, inputs)
+    summary = build_summary(run, config, "b:1", result)
+    recovery = summary["recovery"]
+    assert [(w["peak_ms"], w["recovery_s"]) for w in recovery["windows"]] == [
+        (900, 2.0),
+        (700, 0.0),
+    ]
+    assert recovery["summary"]["recovery_s_max"] == 2.0
+    report.write(tmp_path, summary, result, config)
+    assert (tmp_path / "timeseries.png").stat().st_size > 0
+    assert "## Recovery after each disturbance" in (tmp_path / "report.md").read_text()
+    assert build_summary(RUN, config, "b:1", result)["recovery"] is None
 
 
 def test_run_json_round_trip(tmp_path):

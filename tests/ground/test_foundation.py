@@ -43,14 +43,34 @@ def test_parse_coordinate_rejects_malformed(bad):
         parse_coordinate(bad)
 
 
+def _props(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
 def test_server_properties_use_log_append_time_on_loopback(tmp_path):
-    props = dict(
-        line.split("=", 1) for line in server_properties(9092, 9093, tmp_path).splitlines()
-    )
+    props = _props(server_properties(1, 9092, 9093, tmp_path, {1: 9093}))
     assert props["log.message.timestamp.type"] == "LogAppendTime"
     assert props["process.roles"] == "broker,controller"
     assert props["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
     assert props["log.dirs"] == str(tmp_path)
+    # one node bootstraps a quorum of itself (formatted --standalone)
+    assert props["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093"
+    assert "controller.quorum.voters" not in props
+    assert props["offsets.topic.replication.factor"] == "1"
+
+
+def test_cluster_nodes_share_one_static_quorum(tmp_path):
+    voters = {1: 9101, 2: 9102, 3: 9103}
+    nodes = [_props(server_properties(n, 9090 + n, voters[n], tmp_path / str(n), voters))
+             for n in voters]  # fmt: skip
+    quorum = "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103"
+    assert {p["controller.quorum.voters"] for p in nodes} == {quorum}
+    assert [p["node.id"] for p in nodes] == ["1", "2", "3"]
+    assert len({p["listeners"] for p in nodes}) == 3  # own ports
+    assert len({p["log.dirs"] for p in nodes}) == 3  # own data
+    # internal topics survive a node down: three replicas, one must be in sync
+    assert {p["offsets.topic.replication.factor"] for p in nodes} == {"3"}
+    assert {p["transaction.state.log.min.isr"] for p in nodes} == {"1"}
 
 
 def test_cluster_id_is_base64_uuid():

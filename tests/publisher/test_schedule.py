@@ -65,6 +65,23 @@ def test_periodic_burst_adds_a_burst_every_period():
     assert counts[10] == counts[15] == 10_400
 
 
+def test_burst_windows_are_where_the_bursts_are_due():
+    sched = workload.periodic_burst(
+        pairs_per_s=200, burst_pairs=5000, every_s=5, duration_s=1.0, tick_s=1.0, end_s=20
+    )
+    assert sched.burst_windows(100) == [(5, 6), (10, 11), (15, 16)]  # the schedule ends at 20
+    assert sched.burst_windows(15) == [(5, 6), (10, 11)]  # due before 15 s only
+    for start, end in sched.burst_windows(100):
+        due = sched.tick_offsets(int(start))
+        assert len(due) - 200 == 5000 and min(due) == start and max(due) < end
+    assert workload.constant(200, 1.0, 20).burst_windows(100) == []
+    assert Bursts(first_s=2.0, every_s=2.0, duration_s=0.0, pairs=0).windows(10) == []
+    assert Bursts(first_s=2.0, every_s=2.0, duration_s=0.0, pairs=1).windows(5) == [
+        (2.0, 2.0),
+        (4.0, 4.0),
+    ]
+
+
 def test_instant_burst_is_due_at_once():
     bursts = Bursts(first_s=2.0, every_s=2.0, duration_s=0.0, pairs=100)
     assert bursts.offsets(0.0, 2.0) == []

@@ -1,10 +1,14 @@
-"""The measured period's marks are read from the broker's clock, or the run fails loudly."""
+"""The measured period's marks and the bursts are read from the broker's clock, or the run
+fails loudly."""
 
 from types import SimpleNamespace
 
 import pytest
 
+from evaluator.recovery import Window
 from ground.errors import BrokerError
+from publisher.config import PublisherConfig
+from publisher.workload import workload
 from stagebench import runner
 
 
@@ -38,3 +42,22 @@ def test_a_mark_read_on_a_retry_is_used(monkeypatch):
     monkeypatch.setattr(runner, "MARK_RETRY_S", 0)
     monkeypatch.setattr(runner, "newest_timestamp", newest)
     assert runner.Run._broker_mark(_runner([]), "start") == 1_700_000_000_123
+
+
+def test_bursts_are_placed_after_the_first_inputs_broker_time(monkeypatch):
+    first = 1_700_000_000_123
+    monkeypatch.setattr(runner, "oldest_timestamp", lambda *a: first)
+    monkeypatch.setattr(runner, "newest_timestamp", lambda *a: first + 30_500)
+    config = PublisherConfig(
+        workload="periodic-burst", burst_every_s=7, burst_duration_s=0.5, duration_s=300
+    )
+    run = SimpleNamespace(
+        **vars(_runner([])), workload=workload("periodic-burst"), publisher=config
+    )
+    windows = runner.Run._bursts(run)
+    # due at 7, 14, 21 and 28 s of the schedule; the one at 35 s was never published
+    assert windows == tuple(
+        Window("burst", first + 7000 * n, first + 7000 * n + 500) for n in (1, 2, 3, 4)
+    )
+    run.workload = workload("latency")
+    assert runner.Run._bursts(run) == ()

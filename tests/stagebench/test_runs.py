@@ -1,5 +1,6 @@
 """Complete runs and suites against a real broker, through the real CLI."""
 
+import itertools
 import json
 import os
 import signal
@@ -228,6 +229,53 @@ def test_a_run_without_warm_up_is_still_falling(kafka_bootstrap, tmp_path):
     assert summary["steady_state"]["verdict"] == "falling", summary["steady_state"]
     assert any("still warming up" in w for w in summary["warnings"])
     assert any("no warm-up" in w for w in summary["warnings"])
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_periodic_burst_run_reports_the_recovery_after_each_burst(kafka_bootstrap, tmp_path):
+    # bursts every 7 s of the schedule (7, 14, 21, …): after 10 s of warm-up, 20 s of
+    # measuring hold those at 14, 21 and 28 s (two at least, when marking is slow)
+    config = tmp_path / "bursts.toml"
+    config.write_text(
+        "[publisher]\nburst_messages = 2000\nburst_every_s = 7\nburst_duration_s = 0.5\n"
+    )
+    results = tmp_path / "results"
+    try:
+        result = stagebench(
+            "run", "--stage", "ingest", "--workload", "periodic-burst", "--rate", "400",
+            "--duration", "20", "--warmup", "10", "--tail", "5", "--config", str(config),
+            "--bootstrap", kafka_bootstrap, "--results", str(results),
+        )  # fmt: skip
+    finally:
+        assert not _job_pids(results), "the job outlived its run"
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = next(results.glob("*-ingest-*"))
+    summary = json.loads((run_dir / "summary.json").read_text())
+    period, recovery = summary["period"], summary["recovery"]
+    windows = recovery["windows"]
+    starts = [w["start_ms"] for w in windows]
+    assert len(windows) >= 2, recovery
+    # every burst of the measured period, and only those: 7 s apart, none missing at either end
+    assert all(period["measured_from_ms"] <= s <= period["measured_to_ms"] for s in starts)
+    assert [b - a for a, b in itertools.pairwise(starts)] == [7000] * (len(starts) - 1)
+    assert starts[0] - period["measured_from_ms"] < 7000
+    assert period["measured_to_ms"] - starts[-1] < 7000
+    for w in windows:
+        assert (w["kind"], w["end_ms"] - w["start_ms"]) == ("burst", 500)
+        assert w["baseline_p50_ms"] > 0 and w["peak_ms"] > 0, w
+        assert w["first_output_after_s"] is not None, w
+    recovered = [w for w in windows if w["recovered"]]
+    assert recovered and all(w["recovery_s"] >= 0 for w in recovered), windows
+    assert recovery["summary"]["windows"] == len(windows)
+    assert recovery["summary"]["recovery_s_max"] is not None
+    assert (recovery["baseline_window_s"], recovery["threshold"]) == (20.0, 0.2)
+    # the bursts reached the broker where the windows say: 400 msg/s plus 2 000 in a burst
+    inputs = pd.read_csv(run_dir / "timeseries.csv").set_index("second")["input_count"]
+    for s in starts:
+        assert inputs.loc[s // 1000 : s // 1000 + 1].sum() >= 2000, (s, inputs)
+    assert (run_dir / "timeseries.png").stat().st_size > 0
+    assert "## Recovery after each disturbance" in (run_dir / "report.md").read_text()
 
 
 def _job_pids(results: Path) -> list[int]:

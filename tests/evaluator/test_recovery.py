@@ -1,0 +1,189 @@
+"""Recovery after disturbance windows, on hand-made per-second series with known answers."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluator.recovery import Window, recoveries, section, summarise, warnings
+from evaluator.run_info import RunInfo, load_run, save_run
+from ground.errors import ConfigError, EvaluationError
+
+T0 = 1_000  # epoch second of the series' first row
+
+
+def series(p50: list[float | None]) -> pd.DataFrame:
+    """One row a second from T0; None: a second without outputs."""
+    values = np.array([np.nan if v is None else v for v in p50], float)
+    return pd.DataFrame(
+        {
+            "second": np.arange(T0, T0 + len(values)),
+            "input_count": 10,
+            "output_count": np.where(np.isnan(values), 0, 5),
+            "latency_p50_ms": values,
+            "latency_p99_ms": values * 2,
+        }
+    )
+
+
+def at(second: float) -> int:
+    """Broker ms of ``second`` seconds into the series."""
+    return round((T0 + second) * 1000)
+
+
+def burst(start: float, end: float, kind: str = "burst") -> Window:
+    return Window(kind, at(start), at(end))
+
+
+def one(p50: list[float | None], window: Window, **kw):
+    (found,) = recoveries(series(p50), [window], kw.get("baseline_s", 20.0), 0.2)
+    return found
+
+
+def test_a_burst_recovers_when_three_seconds_are_back_within_20_percent():
+    # 20 s at 100 ms, a burst in second 20, then 400, 300, 130 (above 120), 110, 100, …
+    p50 = [100] * 20 + [150, 400, 300, 130, 110, 100, 100, 100, 100]
+    found = one(p50, burst(20, 21))
+    assert found.baseline_p50_ms == 100
+    assert found.recovery_s == 3.0  # second 24 starts 3 s after the burst ends
+    assert found.recovered is True
+    assert found.peak_ms == 400
+    assert found.first_output_after_s == 0.0
+
+
+def test_the_bound_is_inclusive_and_lower_latency_is_not_inflated():
+    found = one([100] * 20 + [500, 120, 50, 119], burst(20, 21))
+    assert found.recovery_s == 0.0 and found.recovered is True
+
+
+def test_one_lucky_second_does_not_count():
+    p50 = [100] * 20 + [150, 400, 100, 300, 100, 100, 100, 100]
+    assert one(p50, burst(20, 21)).recovery_s == 3.0  # not 1.0 (second 22 alone)
+
+
+def test_recovery_is_counted_from_the_window_end_in_whole_seconds():
+    p50 = [100] * 20 + [400] * 6 + [100] * 5
+    found = one(p50, burst(20, 23.5))
+    assert found.recovery_s == 2.5  # second 26 starts 2.5 s after 23.5
+    assert found.peak_ms == 400
+
+
+def test_never_recovering_is_reported_with_the_peak_until_the_end():
+    p50 = [100] * 20 + [200, 300, 250, 600, 130, 130]
+    found = one(p50, burst(20, 21))
+    assert found.recovered is False and found.recovery_s is None
+    assert found.peak_ms == 600
+    assert found.baseline_p50_ms == 100
+
+
+def test_too_few_seconds_before_the_window_give_no_baseline():
+    p50 = [None, None, 100, 100, 100, 100, 400, 100, 100, 100]
+    found = one(p50, burst(6, 7))
+    assert found.baseline_p50_ms is None  # four seconds with outputs before it
+    assert found.recovered is None and found.recovery_s is None
+    assert found.peak_ms == 400 and found.first_output_after_s == 0.0
+
+
+def test_the_baseline_is_the_median_of_its_span_only():
+    # 10 s of 1000 ms long before, then 20 s alternating 100 and 110 ms
+    p50 = [1000] * 10 + [100, 110] * 10 + [300, 100, 100, 100]
+    found = one(p50, burst(30, 31))
+    assert found.baseline_p50_ms == 105
+    assert one(p50, burst(30, 31), baseline_s=30).baseline_p50_ms == 110
+
+
+def test_an_outage_without_outputs_then_a_gap():
+    # no outputs during the outage and after it until second 28; second 31 has none either
+    p50 = [100] * 20 + [None] * 8 + [900, 200, 100, None, 100, 100]
+    found = one(p50, burst(20, 25.5, "broker-restart"))
+    assert found.first_output_after_s == 2.5
+    assert found.recovery_s == 4.5  # seconds 30, 32, 33: the gap neither counts nor breaks
+    assert found.recovered is True
+    assert found.peak_ms == 900
+
+
+def test_no_output_after_the_window():
+    found = one([100] * 20 + [None] * 5, burst(20, 21))
+    assert found.first_output_after_s is None and found.peak_ms is None
+    assert found.recovered is False
+    empty = one([], burst(20, 21))
+    assert (empty.baseline_p50_ms, empty.peak_ms, empty.recovered) == (None, None, None)
+
+
+def test_back_to_back_bursts():
+    p50 = [100] * 20 + [300, 400, 200, 100, 100, 100, 100]
+    first, second = recoveries(series(p50), [burst(21, 22), burst(20, 21)], 20.0, 0.2)
+    assert first.window == burst(20, 21)  # in the order of their starts
+    # the next burst starts when this one ends: no second left to recover in
+    assert first.recovered is False and first.recovery_s is None and first.peak_ms == 300
+    # its baseline leaves out the first burst's second
+    assert second.baseline_p50_ms == 100
+    assert second.recovery_s == 1.0 and second.peak_ms == 400
+
+
+def test_a_recovery_must_fit_before_the_next_window():
+    p50 = [100] * 20 + [400, 400, 100, 100, 400, 100, 100, 100, 100]
+    first, second = recoveries(series(p50), [burst(20, 21), burst(24, 25)], 20.0, 0.2)
+    assert first.recovered is False  # seconds 22 and 23 only: two, not three
+    assert second.recovery_s == 0.0
+
+
+def test_an_instant_burst():
+    found = one([100] * 20 + [500, 100, 100, 100], burst(20.3, 20.3))
+    assert found.recovery_s == 0.7 and found.peak_ms == 500
+
+
+def test_summary_over_windows():
+    p50 = [100] * 20 + [300, 100, 100, 100] + [100] * 6 + [900, 100, 100, 100, 100, 100]
+    p50 += [700] * 6
+    found = recoveries(series(p50), [burst(20, 21), burst(30, 31), burst(36, 37)], 20.0, 0.2)
+    assert [r.recovery_s for r in found] == [0.0, 0.0, None]
+    got = summarise(found)
+    assert got == {
+        "windows": 3, "recovered": 2, "not_recovered": 1, "no_baseline": 0,
+        "recovery_s_median": 0.0, "recovery_s_max": 0.0,
+        "peak_ms_median": 700.0, "peak_ms_max": 900.0,
+    }  # fmt: skip
+    assert summarise([])["recovery_s_median"] is None
+
+
+def test_section_reports_the_windows_in_the_measured_period():
+    p50 = [100] * 20 + [300, 100, 100, 100] + [100] * 6 + [900] + [100] * 5
+    windows = [burst(20, 21), burst(30, 31)]
+    got = section(series(p50), windows, at(25), at(40), 20.0, 0.2)
+    assert got is not None
+    assert (got["baseline_window_s"], got["threshold"], got["hold_s"]) == (20.0, 0.2, 3)
+    assert got["windows"] == [
+        {"kind": "burst", "start_ms": at(30), "end_ms": at(31), "baseline_p50_ms": 100.0,
+         "peak_ms": 900.0, "first_output_after_s": 0.0, "recovery_s": 0.0, "recovered": True}
+    ]  # fmt: skip
+    assert got["summary"]["windows"] == 1
+    assert warnings(got) == []
+    assert section(series(p50), [], at(0), at(40), 20.0, 0.2) is None
+
+
+def test_not_recovering_is_a_warning():
+    got = section(series([100] * 20 + [300] * 5), [burst(20, 21)], at(0), at(25), 20.0, 0.2)
+    (text,) = warnings(got)
+    assert "not recovered after 1 of 1 disturbance windows (burst)" in text
+    assert warnings(None) == []
+
+
+def test_a_window_cannot_end_before_it_starts():
+    with pytest.raises(EvaluationError, match="ends"):
+        Window("burst", 2000, 1000)
+
+
+def test_run_json_keeps_the_windows(tmp_path):
+    run = RunInfo(id="r", stage="ingest", output_topic="o", disturbances=(burst(20, 21),))
+    save_run(run, tmp_path)
+    assert load_run(tmp_path) == run
+    assert load_run(tmp_path).disturbances[0] == burst(20, 21)
+
+
+def test_config_validates_the_recovery_settings():
+    from evaluator.config import EvaluatorConfig
+
+    with pytest.raises(ConfigError, match="recovery_baseline_s"):
+        EvaluatorConfig(recovery_baseline_s=2)
+    with pytest.raises(ConfigError, match="recovery_threshold"):
+        EvaluatorConfig(recovery_threshold=0)
