@@ -21,6 +21,7 @@ import pyarrow
 
 from evaluator import checks, reader, recovery, report, stages, stats
 from evaluator import expected as exp
+from evaluator.catchup import catch_up
 from evaluator.completeness import completeness
 from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
@@ -245,12 +246,27 @@ def measure(
             drain,
         ),
         "timeseries": series,
+        "first_output_ms": int(out_ts.min()) if len(out_ts) else None,
         "steady_state": steady_state(
             measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
         ),
         "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
         "latencies": good,
         "engine": "pandas",
+    }
+
+
+def _backlog(run: RunInfo, result: dict[str, Any]) -> dict[str, Any]:
+    """A job started behind a backlog (the run's ``job_started_ms`` mark, broker clock):
+    its time to first output from its start and when it caught up; {} for other runs."""
+    started = run.metadata.get("marks_ms", {}).get("job_started_ms")
+    if started is None:
+        return {}
+    first = result["first_output_ms"]
+    return {
+        "job_started_ms": started,
+        "time_to_first_output_ms": None if first is None else first - started,
+        "catch_up": catch_up(result["timeseries"], started),
     }
 
 
@@ -298,6 +314,9 @@ def build_summary(
     - ``first_output_delay_ms``: the first valid output's broker timestamp minus
       the first input's (in the single burst it includes the backlog's length,
       docs/method.md#workloads), None without inputs or outputs;
+    - a job started behind a backlog (single burst) adds ``job_started_ms`` (the
+      broker-clock mark of its query's start), ``time_to_first_output_ms`` from
+      it, and ``catch_up`` (:func:`evaluator.catchup.catch_up`);
     - ``drain_ms``: the last valid output's broker timestamp minus the last
       input's: how long the job still wrote after the input stopped (a
       capacity probe must drain within 10 s), None without inputs or outputs.
@@ -348,7 +367,7 @@ def build_summary(
         "wrong": result["wrong"],
         # nothing checked without the inputs: neither trusted nor not
         "trusted": None if result["wrong"] is None else not distrust,
-        "throughput": result["throughput"],
+        "throughput": {**result["throughput"], **_backlog(run, result)},
         "steady_state": result["steady_state"],
         "confidence": result["confidence"],
         "recovery": after,

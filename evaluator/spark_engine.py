@@ -316,6 +316,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
             drain,
         ),
         "timeseries": series,
+        "first_output_ms": None if counts["first"] is None else int(counts["first"]),
         "steady_state": steady_state(
             measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
         ),

@@ -1,5 +1,6 @@
 """The whole evaluation on hand-made frames: warm-up trim, negative latencies, report files."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -292,3 +293,27 @@ def test_run_json_round_trip(tmp_path):
     assert load_run(tmp_path) == run
     with pytest.raises(EvaluationError, match="unknown stage"):
         RunInfo(id="r", stage="nope", output_topic="o")
+
+
+def test_a_job_started_behind_a_backlog_reports_its_first_output_and_catch_up():
+    # a backlog appended from 0 s, the job started at 30 s: 1 s later it writes the first
+    # output and then works through the backlog three times as fast as it arrives, until
+    # its outputs are 100 ms late (live) from input 46.35 s on
+    ts = [i * 100 for i in range(1200)]  # 10 inputs a second for 120 s
+    inputs = _inputs(ts)
+    latencies = [max(31_000 - 2 * t // 3, 100) for t in ts]
+    run = dataclasses.replace(RUN, metadata={"marks_ms": {"job_started_ms": 30_000}})
+    result = measure(run, EvaluatorConfig(warmup_s=0), _outputs(inputs, latencies), inputs)
+    got = build_summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["throughput"]
+    assert got["job_started_ms"] == 30_000
+    assert got["time_to_first_output_ms"] == 1_000
+    assert got["catch_up"]["caught_up"] is True
+    assert got["catch_up"]["live_p50_ms"] == 100
+    # outputs are within 20 % of the live 100 ms from input 46.32 s, but second 46 still
+    # holds more of the backlog's last outputs (its p50 is above 120 ms): second 47
+    assert got["catch_up"]["caught_up_s"] == 17
+    plain = measure(RUN, EvaluatorConfig(warmup_s=0), _outputs(inputs, latencies), inputs)
+    assert (
+        "catch_up"
+        not in build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", plain)["throughput"]
+    )
