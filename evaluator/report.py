@@ -154,7 +154,8 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
         "",
         f"Recovered: per-second p50 back within {recovery['threshold']:.0%} of its median over "
         f"the {recovery['baseline_window_s']:g} s before the window, for {recovery['hold_s']} s; "
-        "times from the window's end, in whole seconds of the broker clock.",
+        "times from the window's end to the start of a second of the per-second series "
+        "(broker clock), so to within a second.",
         "",
         "| kind | starts (s into the measured period) | length (s) | baseline p50 (ms) "
         "| peak p50 (ms) | first output after (s) | recovery (s) | recovered |",
