@@ -158,8 +158,11 @@ def log4j2_properties(log_file: Path) -> str:
 
 
 def cluster_id() -> str:
-    """A KRaft cluster id: a random UUID, base64url without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A KRaft cluster id: a random UUID, base64url without padding, not starting with
+    "-" (the storage tool would read it as an option; Kafka's own ids avoid it too)."""
+    while (found := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode())[0] == "-":
+        pass
+    return found
 
 
 def wait_until_reachable(

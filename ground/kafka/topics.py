@@ -22,6 +22,7 @@ LOG_APPEND_TIME = "LogAppendTime"
 MIN_INSYNC = "min.insync.replicas"
 MAX_REPLICATION = 3
 TIMEOUT_S = 15.0
+PROPAGATION_S = 5.0
 
 
 def admin_client(bootstrap: str) -> AdminClient:
@@ -135,8 +136,15 @@ def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) 
     admin = admin_client(bootstrap)
     broker_ids(admin, bootstrap)  # a clear error when Kafka is unreachable
     report = TopicReport()
-    metadata = _metadata(admin)
-    present = [n for n in names if n in metadata.topics and not metadata.topics[n].error]
+    # on a cluster, a topic just created elsewhere reaches each broker's metadata a
+    # moment later: a missing topic is asked about again for a few seconds
+    deadline = time.monotonic() + PROPAGATION_S
+    while True:
+        metadata = _metadata(admin)
+        present = [n for n in names if n in metadata.topics and not metadata.topics[n].error]
+        if len(present) == len(names) or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
     report.problems += [f"topic {n!r} does not exist" for n in names if n not in present]
     if not present:
         return report

@@ -44,7 +44,7 @@ def test_topics_check_refuses_partitions_with_different_leaders(kafka_cluster, u
     name = f"mixed-{unique}"
     admin = AdminClient({"bootstrap.servers": bootstrap})
     # made that way on purpose: partition 0 led by broker 1, partition 1 by broker 2
-    topic = NewTopic(name, replica_assignment=[[1, 2, 3], [2, 3, 1]],
+    topic = NewTopic(name, num_partitions=2, replica_assignment=[[1, 2, 3], [2, 3, 1]],
                      config={TIMESTAMP_TYPE: LOG_APPEND_TIME})  # fmt: skip
     admin.create_topics([topic])[name].result(30)
     deadline = time.monotonic() + 30

@@ -77,6 +77,7 @@ def test_cluster_id_is_base64_uuid():
     ids = {cluster_id() for _ in range(20)}
     assert len(ids) == 20
     assert all(len(i) == 22 and "=" not in i for i in ids)
+    assert not any(cluster_id().startswith("-") for _ in range(2000))  # 1 in 64 would
 
 
 def test_replica_assignment_puts_the_leader_first():
