@@ -46,6 +46,22 @@ NOTE = (
 )
 
 
+def _recovery(summary: dict[str, Any]) -> str | None:
+    """One line on the disturbances (bursts, a fault) and the recovery after them."""
+    after = summary.get("recovery")
+    if not after or not after["windows"]:
+        return None
+    kinds = ", ".join(sorted({w["kind"] for w in after["windows"]}))
+    s = after["summary"]
+    median, worst = s["recovery_s_median"], s["recovery_s_max"]
+    times = "never" if median is None else f"median {median:g} s, max {worst:g} s"
+    return (
+        f"{summary['run']['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
+        f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the p50 "
+        f"before ({times} after the end); peak per-second p50 {format_cell(s['peak_ms_max'])} ms"
+    )
+
+
 def format_runs(summaries: list[dict[str, Any]]) -> str:
     header = [name for name, _ in COLUMNS]
     body = [[format_cell(get(s)) for _, get in COLUMNS] for s in summaries]
@@ -54,6 +70,7 @@ def format_runs(summaries: list[dict[str, Any]]) -> str:
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
     if any(s.get("confidence") or s.get("steady_state") for s in summaries):
         lines.append(NOTE)
+    lines += [line for s in summaries if (line := _recovery(s))]
     warnings = [w for s in summaries for w in s.get("warnings", [])]
     lines += [f"WARNING: {w}" for w in warnings]
     return "\n".join(lines)

@@ -41,3 +41,16 @@ def test_a_run_evaluated_before_intervals_shows_plain_numbers():
 def test_a_run_whose_outputs_contradict_its_inputs_says_untrusted():
     row = format_runs([_summary(trusted=False)]).splitlines()[1]
     assert row.endswith("UNTRUSTED")
+
+
+def test_a_fault_run_says_how_it_recovered():
+    window = {"kind": "broker-restart", "start_ms": 1, "end_ms": 5001, "recovered": True}
+    recovery = {"threshold": 0.2, "windows": [window],
+                "summary": {"windows": 1, "recovered": 1, "recovery_s_median": 4.0,
+                            "recovery_s_max": 4.0, "peak_ms_max": 5210.0}}  # fmt: skip
+    lines = format_runs([_summary(recovery=recovery)]).splitlines()
+    assert lines[-1] == (
+        "join: 1 disturbance(s) (broker-restart): recovered 1 of 1 to within 20 % of the p50 "
+        "before (median 4 s, max 4 s after the end); peak per-second p50 5,210.0 ms"
+    )
+    assert not any("disturbance" in line for line in format_runs([_summary()]).splitlines())
