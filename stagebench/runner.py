@@ -70,6 +70,8 @@ SETTLE_EVERY_S = 2.0
 BROKER_FAILURES_TOLERATED = 3
 MARK_ATTEMPTS = 5
 MARK_RETRY_S = 2.0
+FAULT_END_MARK_ATTEMPTS = 15
+"""After a fault the publisher reconnects with librdkafka's backoff (up to 10 s)."""
 PUBLISH_MARGIN_S = 60.0
 """The publisher's schedule runs this much past the planned end; the runner stops it."""
 STOP_TIMEOUT_S = 60.0
@@ -336,8 +338,9 @@ class Run:
         start_ms = self._broker_mark(f"start of the {kind}")
         began = time.monotonic()
         detail: dict[str, Any] = {}
+        back_after_ms = start_ms
         if kind in BROKER_FAULTS:
-            self._restart_broker(kill=kind == "broker-kill")
+            back_after_ms = max(start_ms, self._restart_broker(kill=kind == "broker-kill"))
         elif kind == "engine-restart":
             self.console.step("fault: killing the Spark job (SIGKILL to its process group)")
             self.engine.kill()
@@ -347,34 +350,47 @@ class Run:
             app = self.engine.app_id or ""
             detail["executor_pid"] = kill_one_executor(app)
             self.console.step(f"fault: killed executor {detail['executor_pid']} of {app}")
-        end_ms = self._broker_mark(f"end of the {kind}", after_ms=start_ms)
+        end_ms = self._broker_mark(
+            f"end of the {kind}", after_ms=back_after_ms, attempts=FAULT_END_MARK_ATTEMPTS
+        )
         seconds = round(time.monotonic() - began, 1)
         self.faults.append({"kind": kind, "start_ms": start_ms, "end_ms": end_ms,
                             "seconds": seconds, **detail})  # fmt: skip
         self.console.step(f"{kind} over after {seconds:g} s; measuring the recovery")
 
-    def _restart_broker(self, kill: bool) -> None:
-        """Stop the embedded broker for ``fault_down_s``, then start it on its data."""
+    def _restart_broker(self, kill: bool) -> int:
+        """Stop the embedded broker for ``fault_down_s``, then start it on its data; the
+        epoch ms at which it was down.
+
+        That moment is read from this machine's clock, which is the broker's: a broker
+        fault is refused for any broker but the embedded one here. It bounds every append
+        before the outage, including those the broker took while shutting down, after the
+        fault's start mark: the window ends at the first input appended after it.
+        """
         down = self.run.fault_down_s
         how = "SIGKILL" if kill else "SIGTERM"
         self.console.step(f"fault: stopping the broker ({how}) for {down:g} s")
         self._broker_down = True  # the health check must not take the outage for a failure
         try:
             self._restartable.stop_node(1, kill=kill)
+            stopped_ms = int(time.time() * 1000)
             self._wait(down, "broker down")
             self._restartable.start_node(1)
         finally:
             self._broker_down = False
         self.broker_pids = _local_broker_pids(self.bootstrap)
+        return stopped_ms
 
-    def _broker_mark(self, what: str, after_ms: int | None = None) -> int:
+    def _broker_mark(
+        self, what: str, after_ms: int | None = None, attempts: int = MARK_ATTEMPTS
+    ) -> int:
         """The broker's clock now: the newest LogAppendTime of the input topics.
 
         Retried: a period whose end cannot be read is never silently replaced by another.
         With ``after_ms``, only a mark later than it counts (the first input appended
         after a fault, not the last one before it).
         """
-        for attempt in range(MARK_ATTEMPTS):
+        for attempt in range(attempts):
             try:
                 mark = newest_timestamp(self.bootstrap, self.topics.inputs)
                 if mark is not None and (after_ms is None or mark > after_ms):
@@ -384,7 +400,7 @@ class Run:
             self._check_health()
             time.sleep(MARK_RETRY_S)
         raise BrokerError(
-            f"could not read the broker's clock for the {what} after {MARK_ATTEMPTS} attempts: "
+            f"could not read the broker's clock for the {what} after {attempts} attempts: "
             f"no input record readable on {self.bootstrap}"
         )
 

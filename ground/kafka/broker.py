@@ -287,8 +287,9 @@ class EmbeddedBroker:
             if node.running:
                 proc = psutil.Process(node.pid)
                 if kill:
-                    proc.kill()
-                    proc.wait(STOP_TIMEOUT_S)
+                    with contextlib.suppress(psutil.NoSuchProcess):
+                        proc.kill()
+                    _wait_gone([proc], STOP_TIMEOUT_S)
                 else:
                     _terminate([proc])
             self._save(state, replace(node, pid=0))
@@ -427,14 +428,36 @@ def _terminate(procs: list[psutil.Process]) -> None:
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.send_signal(signal.SIGTERM)
-    _, alive = psutil.wait_procs(procs, timeout=STOP_TIMEOUT_S)
+    alive = _wait_gone(procs, STOP_TIMEOUT_S)
     for proc in alive:
         log.warning(
             "broker pid %d did not stop within %.0f s: killing it", proc.pid, STOP_TIMEOUT_S
         )
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
-    psutil.wait_procs(alive, timeout=10)
+    _wait_gone(alive, 10)
+
+
+def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
+    """Wait until every process has exited; those still alive after ``timeout_s``.
+
+    An exited node whose parent has not reaped it yet (a zombie: the broker was started
+    by another long-lived process, a test's or a runner's) has stopped too, though its
+    pid still exists; ``psutil.wait_procs`` would wait for it to the timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alive = [proc for proc in procs if _alive(proc)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.1)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def is_embedded_broker(pid: int) -> bool:

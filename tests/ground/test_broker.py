@@ -113,3 +113,30 @@ def test_port_in_use_is_a_clear_error(tmp_path):
         f"ERROR: port {port} on 127.0.0.1 is in use; choose another with --port "
         "or omit it to pick a free one"
     ]
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_a_node_another_process_started_stops_and_starts_again(tmp_path, kill):
+    """The node is this test's child, stopped by another process (as a run stops a broker
+    a fixture started): it stays a zombie until this process reaps it, and stopping must
+    not take it for alive (a SIGKILL timed out, a SIGTERM waited 30 s and killed it)."""
+    broker = EmbeddedBroker(home=tmp_path)
+    state = broker.start()
+    stop = (
+        "import pathlib; from ground.kafka.broker import EmbeddedBroker; "
+        f"EmbeddedBroker(home=pathlib.Path({str(tmp_path)!r})).stop_node(1, kill={kill})"
+    )
+    try:
+        began = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-c", stop], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, result.stderr
+        assert "did not stop" not in result.stderr
+        print(f"stopped (kill={kill}) in {time.monotonic() - began:.1f} s")
+        assert not broker.status().node(1).running
+        restarted = broker.start_node(1)
+        assert restarted.running and restarted.pid != state.node(1).pid
+        AdminClient({"bootstrap.servers": state.bootstrap}).list_topics(timeout=10)
+    finally:
+        broker.stop()
