@@ -151,16 +151,16 @@ def _examples(
         "count": int(bad.sum()),
         "examples": [
             {
-                **{k: _plain(out[k].iloc[i]) for k in identity},
-                "output": _plain(out[field].iloc[i]),
-                "expected": _plain(exp[field].iloc[i]),
+                **{k: json_scalar(out[k].iloc[i]) for k in identity},
+                "output": json_scalar(out[field].iloc[i]),
+                "expected": json_scalar(exp[field].iloc[i]),
             }
             for i in picked
         ],
     }
 
 
-def _plain(value):
+def json_scalar(value):
     """A JSON-friendly scalar (numpy and pandas types, NaN and pandas NA as None)."""
     if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
         return None

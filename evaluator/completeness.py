@@ -11,15 +11,24 @@ Compares the measured outputs with the outputs the inputs say must exist
 - ``partial_windows`` (tumbling, sliding): expected location-seconds with fewer
   lanes than the location has; ``partial_window_outputs`` (tumbling): outputs
   whose own ``lanes_seen`` is below their ``num_lanes``.
+
+Missing outputs are also located (:func:`missing_section`): the broker seconds
+their inputs were appended in and the first few, by identity, so a user can find
+the inputs (ingest and parse: topic, partition, offset; the others: location,
+lane and observation or window second).
 """
 
 import numpy as np
 import pandas as pd
 
-from evaluator.checks import packed_keys
+from evaluator.checks import json_scalar, packed_keys
 from evaluator.expected import unify_categories
 from ground import contract as s
 from ground.stages import stage as stage_table
+
+MISSING_EXAMPLES = 5
+MISSING_SPANS = 20
+"""Runs of consecutive seconds listed for missing outputs; the rest are counted."""
 
 COUNT_KEYS = (
     "outputs",
@@ -116,3 +125,49 @@ def duplicates(frame: pd.DataFrame, identity: tuple[str, ...]) -> int:
     key = keys[0]
     key.sort()
     return int(len(key) - 1 - np.count_nonzero(key[1:] != key[:-1]))
+
+
+def missing_section(seconds: pd.Series, examples: list[dict]) -> dict | None:
+    """Where the missing outputs' inputs were appended; None when none is missing.
+
+    ``seconds``: the count of missing outputs per broker second (epoch s) of their
+    latest input; ``examples``: the first :data:`MISSING_EXAMPLES` of them (identity
+    and ``input_ts_latest``). The seconds are folded into runs ``[first_s, last_s,
+    count]`` of consecutive seconds, the first :data:`MISSING_SPANS` of them listed.
+    """
+    if seconds.empty:
+        return None
+    counts = seconds.sort_index()
+    index = counts.index.to_numpy(np.int64)
+    starts = np.flatnonzero(np.diff(index, prepend=index[0] - 2) != 1)
+    ends = np.append(starts[1:], len(index))
+    values = counts.to_numpy(np.int64)
+    spans = [
+        [int(index[a]), int(index[b - 1]), int(values[a:b].sum())]
+        for a, b in zip(starts, ends, strict=True)
+    ]
+    return {
+        "count": int(values.sum()),
+        "spans": spans[:MISSING_SPANS],
+        "spans_total": len(spans),
+        "examples": examples,
+    }
+
+
+def missing_outputs(
+    expected: pd.DataFrame, outputs: pd.DataFrame, identity: tuple[str, ...]
+) -> dict | None:
+    """:func:`missing_section` of the ``expected`` rows no output of ``outputs`` matches."""
+    expected, outputs = unify_categories([expected, outputs], identity)
+    matched = expected[[*identity, s.INPUT_TS_LATEST]].merge(
+        outputs[list(identity)].drop_duplicates(), on=list(identity), how="left", indicator=True
+    )
+    lost = matched.loc[matched["_merge"] == "left_only"].drop(columns="_merge")
+    # by value, not by category code: the order Spark's engine gives them in
+    lost = lost.astype({c: object for c in identity if lost[c].dtype == "category"})
+    lost = lost.sort_values([s.INPUT_TS_LATEST, *identity])
+    examples = [
+        {k: json_scalar(row[k]) for k in (*identity, s.INPUT_TS_LATEST)}
+        for _, row in lost.head(MISSING_EXAMPLES).iterrows()
+    ]
+    return missing_section((lost[s.INPUT_TS_LATEST] // s.SECOND_MS).value_counts(), examples)

@@ -22,7 +22,7 @@ import pyarrow
 from evaluator import checks, reader, recovery, report, stages, stats
 from evaluator import expected as exp
 from evaluator.catchup import catch_up
-from evaluator.completeness import completeness
+from evaluator.completeness import completeness, missing_outputs
 from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import (
@@ -34,7 +34,7 @@ from evaluator.latency import (
     measured_period,
     with_latencies,
 )
-from evaluator.reader import MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_log_append_time
+from evaluator.reader import KIND, MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_log_append_time
 from evaluator.run_info import RunInfo
 from evaluator.spark_engine import evaluate_frames
 from evaluator.steady import steady_state
@@ -124,6 +124,7 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
             config.idle_timeout_s,
             unexpected_fields="error",
             required_only=exp.CHECKED_ONLY if parse else (),
+            classify=exp.input_kinds if parse else None,
         )
         check_log_append_time(topic, frame[TIMESTAMP_TYPE].to_numpy())
         frames.append(frame)
@@ -160,7 +161,7 @@ def measure(
 
     identity = stage(run.stage).identity
     expected_all = expected_in = None
-    malformed_inputs = None
+    malformed_inputs = malformed_by_kind = None
     if inputs is not None and len(inputs):
         in_ts = inputs[TIMESTAMP].to_numpy(np.int64)
         start, end = int(in_ts.min()), int(in_ts.max())
@@ -182,6 +183,8 @@ def measure(
         )
         if not stage(run.stage).raw:
             malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
+        if KIND in inputs:
+            malformed_by_kind = exp.malformed_by_kind(inputs)
         # latency from the inputs' own timestamps, matched by identity; an output no
         # input explains keeps its carried time only to be counted (unexpected)
         rows = checks.lookup(good, expected_all, identity)
@@ -199,6 +202,7 @@ def measure(
     in_range = good[IN_RANGE].to_numpy()
     measured_all = _subset(good, in_range)
     counts = completeness(run.stage, identity, measured_all, expected_in, good, expected_all)
+    missing = missing_outputs(expected_in, good, identity) if counts["missing"] else None
     carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
     wrong: dict[str, dict] | None = None
     if rows is not None:
@@ -225,6 +229,7 @@ def measure(
         "negative": int((latency < 0).sum()),
         "negative_earliest": int((latency_earliest < 0).sum()),
         "malformed_inputs": malformed_inputs,
+        "malformed_inputs_by_kind": malformed_by_kind,
         "malformed_outputs": int(bad.sum()),
         "outside_window": int(len(good) - len(measured_all)),
         "inputs": len(in_ts),
@@ -236,6 +241,7 @@ def measure(
         "latency_ms": stats.describe(latency),
         "latency_earliest_ms": stats.describe(latency_earliest),
         "records": records,
+        "missing": missing,
         "wrong": wrong,
         "throughput": throughput(
             len(in_measured),
@@ -293,10 +299,12 @@ def build_summary(
     input explains); ``records`` (outputs, expected, missing, duplicates,
     unexpected, partial_windows, partial_window_outputs, input_ts_mismatch,
     input_ts_earliest_mismatch, input_count_mismatch, wrong_values, negative,
-    negative_earliest, malformed_inputs, malformed_outputs, outside_window,
-    inputs, inputs_measured, outputs_total; None where not applicable, see
-    :mod:`evaluator.completeness` and :mod:`evaluator.checks`; malformed as
-    :func:`evaluator.stages.required_fields` defines it); ``wrong`` (per
+    negative_earliest, malformed_inputs, malformed_inputs_by_kind, malformed_outputs,
+    outside_window, inputs, inputs_measured, outputs_total; None where not
+    applicable, see :mod:`evaluator.completeness` and :mod:`evaluator.checks`;
+    malformed inputs as :mod:`ground.malformed` defines them, over the whole run,
+    by kind with the pandas engine; malformed outputs as
+    :func:`evaluator.stages.required_fields` defines them); ``wrong`` (per
     carried field or value that disagrees with the inputs: count and
     examples; None when no input was read); ``trusted`` (False when the
     pipeline's outputs contradict its inputs: wrong carried timestamps or
@@ -334,6 +342,7 @@ def build_summary(
     run_section["bootstrap"] = run.bootstrap or bootstrap
     distrust = _distrust(result["records"])
     own = distrust + _warnings(result["records"], config, period, run.start_ms is not None)
+    own += _missing_warning(result["missing"])
     own += _steady_warnings(result["steady_state"])
     after = recovery.section(
         result["timeseries"],
@@ -364,6 +373,7 @@ def build_summary(
         "latency_ms": result["latency_ms"],
         "latency_earliest_ms": result["latency_earliest_ms"],
         "records": result["records"],
+        "missing": result["missing"],
         "wrong": result["wrong"],
         # nothing checked without the inputs: neither trusted nor not
         "trusted": None if result["wrong"] is None else not distrust,
@@ -426,6 +436,19 @@ def _distrust(records: dict) -> list[str]:
     return out
 
 
+def _missing_warning(missing: dict | None) -> list[str]:
+    """How many outputs are missing and where their inputs are (see missing in summary.json)."""
+    if not missing:
+        return []
+    first, last = missing["spans"][0][0], missing["spans"][-1][1]
+    spans = missing["spans_total"]
+    where = ", ".join(f"{k}={v}" for k, v in missing["examples"][0].items())
+    return [
+        f"{missing['count']} missing outputs, from inputs appended in {spans} stretch(es) of "
+        f"broker seconds between {first} and {last} (epoch s); the first: {where}"
+    ]
+
+
 def _warnings(
     records: dict, config: EvaluatorConfig, period: Period, run_marked_start: bool
 ) -> list[str]:
@@ -434,7 +457,7 @@ def _warnings(
         out.append("no outputs in the measured period")
     if config.warmup_s == 0 and not run_marked_start:
         out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
-    for key in ("missing", "duplicates", "malformed_outputs"):
+    for key in ("duplicates", "malformed_outputs"):
         if records.get(key):
             out.append(f"{records[key]} {key.replace('_', ' ')} outputs")
     if period.hi < period.lo:

@@ -37,6 +37,7 @@ OFFSET = "_offset"
 TIMESTAMP = "_timestamp"
 TIMESTAMP_TYPE = "_timestamp_type"
 MALFORMED = "_malformed"
+KIND = "_kind"
 TOPIC = "_topic"
 
 LOG_APPEND_TIME = 2
@@ -44,6 +45,9 @@ LOG_APPEND_TIME = 2
 
 LineParser = Callable[[bytes | None, pa.Schema], dict | None]
 """Parses one value the slow way; None marks it malformed."""
+Classifier = Callable[[list, pa.Table, np.ndarray], np.ndarray]
+"""Kind codes (int8, -1: valid) of a parsed batch's values, from the values, their
+table and the parse's malformed mask."""
 
 
 @dataclass(frozen=True)
@@ -251,12 +255,15 @@ def read_topic(
     idle_timeout_s: float = 30.0,
     unexpected_fields: str = "ignore",
     required_only: tuple[str, ...] = (),
+    classify: Classifier | None = None,
 ) -> pd.DataFrame:
     """The whole topic as a DataFrame: reader columns plus the parsed ``schema`` fields.
 
     ``required_only`` names schema fields that are checked, not kept: a record
     without one is malformed, and the column is dropped (saves memory on inputs
-    whose every field must be present but only a few are used).
+    whose every field must be present but only a few are used). ``classify`` sees
+    each parsed batch while it still has its values and every column: its codes
+    become the column :data:`KIND`, and a record it classifies is malformed.
 
     ``schema`` None reads broker metadata only (no value parsing);
     ``unexpected_fields`` "error" makes a value with a field outside ``schema``
@@ -272,33 +279,45 @@ def read_topic(
     with ThreadPoolExecutor(max_workers=1) as pool:
         for batch in iter_batches(bootstrap, topic, batch_size, idle_timeout_s):
             if columns is None:
-                columns = _Columns(batch.total, schema, required_only)
+                columns = _Columns(batch.total, schema, required_only, classify is not None)
             start = columns.add_meta(batch)
             if schema is not None:
                 if pending is not None:
                     columns.add_fields(*pending.result())
                     # pyarrow's allocator keeps freed parse buffers: hand them back
                     pa.default_memory_pool().release_unused()
-                args = (batch.values, schema, line_parser, unexpected_fields)
+                args = (batch.values, schema, line_parser, unexpected_fields, classify)
                 pending = pool.submit(_parse_at, start, *args)
             del batch
         if pending is not None:
             columns.add_fields(*pending.result())
     pa.default_memory_pool().release_unused()
-    frame = (columns or _Columns(0, schema, required_only)).frame()
+    frame = (columns or _Columns(0, schema, required_only, classify is not None)).frame()
     frame[TOPIC] = pd.Categorical.from_codes(np.zeros(len(frame), np.int8), [topic])
     return frame
 
 
-def _parse_at(start: int, *args) -> tuple[int, pa.Table, np.ndarray]:
-    return (start, *parse_values(*args))
+def _parse_at(
+    start: int,
+    values: list,
+    schema: pa.Schema,
+    line_parser: LineParser,
+    unexpected_fields: str,
+    classify: Classifier | None,
+) -> tuple[int, pa.Table, np.ndarray, np.ndarray | None]:
+    table, malformed = parse_values(values, schema, line_parser, unexpected_fields)
+    return start, table, malformed, None if classify is None else classify(values, table, malformed)
 
 
 class _Columns:
     """Preallocated numpy columns of one topic, filled batch by batch."""
 
     def __init__(
-        self, capacity: int, schema: pa.Schema | None, required_only: tuple[str, ...] = ()
+        self,
+        capacity: int,
+        schema: pa.Schema | None,
+        required_only: tuple[str, ...] = (),
+        classified: bool = False,
     ):
         self.n = 0
         self.required_only = required_only
@@ -313,6 +332,8 @@ class _Columns:
         self.categories: dict[str, dict[str, int]] = {}
         if schema is not None:
             self.meta[MALFORMED] = np.zeros(capacity, bool)
+            if classified:
+                self.meta[KIND] = np.full(capacity, -1, np.int8)
             for f in schema:
                 if f.name in required_only:
                     continue
@@ -334,10 +355,15 @@ class _Columns:
         self.n = end
         return start
 
-    def add_fields(self, start: int, table: pa.Table, malformed: np.ndarray) -> None:
+    def add_fields(
+        self, start: int, table: pa.Table, malformed: np.ndarray, kinds: np.ndarray | None
+    ) -> None:
         end = start + table.num_rows
         for name in self.required_only:
             malformed = malformed | table.column(name).is_null().to_numpy(zero_copy_only=False)
+        if kinds is not None:
+            self.meta[KIND][start:end] = kinds
+            malformed = malformed | (kinds >= 0)
         self.meta[MALFORMED][start:end] = malformed
         for name, target in self.values.items():
             col = table.column(name).combine_chunks()

@@ -6,8 +6,13 @@ outage), so bursts and faults are judged by one measure (docs/method.md#recovery
 Per window:
 
 - **baseline**: the median per-second p50 over the ``baseline_s`` before the
-  window starts, leaving out seconds without outputs and seconds that overlap any
-  window; None with fewer than :data:`MIN_BASELINE_SECONDS` such seconds.
+  window starts, leaving out seconds without outputs, seconds that overlap any
+  window and seconds an earlier window was still recovering in (from its start to
+  its recovery, or to the end of its search when it never recovered): bursts that
+  follow each other closely are each judged against the undisturbed level, not
+  against the last one's tail. With fewer than :data:`MIN_BASELINE_SECONDS` such
+  seconds it is the previous window's baseline (the last undisturbed level), and
+  None for a first window.
 - **recovery**: counted from the window's *end*, because the window's own length
   is imposed (the burst's spread, the outage) while what follows it is the
   system's doing; from the start it is ``recovery_s`` plus the window's length.
@@ -96,16 +101,21 @@ def recoveries(
     disturbed = np.zeros(len(seconds), bool)
     for w in ordered:
         disturbed |= w.overlaps(begins, ends)
-    result = []
+    result: list[Recovery] = []
+    index = np.arange(len(seconds))
     for i, w in enumerate(ordered):
         horizon = ordered[i + 1].start_ms if i + 1 < len(ordered) else None
         before = (begins >= w.start_ms - baseline_s * SECOND_MS) & (ends <= w.start_ms)
         baseline = _median(p50[before & has_output & ~disturbed])
+        if baseline is None and result:
+            baseline = result[-1].baseline_p50_ms
         after = ends > w.end_ms
         searched = after if horizon is None else after & (ends <= horizon)
         back = _recovered_at(p50, has_output & searched, baseline, threshold)
         upto = back if back is not None else _last(w.overlaps(begins, ends) | searched)
-        span = (ends > w.start_ms) & (np.arange(len(seconds)) <= (-1 if upto is None else upto))
+        span = (ends > w.start_ms) & (index <= (-1 if upto is None else upto))
+        # still disturbed for the next windows' baselines: up to the recovery (exclusive)
+        disturbed |= span & ((index < back) if back is not None else True)
         peak = p50[span & has_output]
         first = _first(after & has_output)
         result.append(

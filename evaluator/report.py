@@ -114,7 +114,16 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         "| count | value |",
         "|---|---:|",
     ]
-    lines += [f"| {k} | {_fmt(v)} |" for k, v in summary["records"].items()]
+    by_kind = summary["records"].get("malformed_inputs_by_kind")
+    lines += [
+        f"| {k} | {_fmt(v)} |"
+        for k, v in summary["records"].items()
+        if k != "malformed_inputs_by_kind"
+    ]
+    if by_kind and any(by_kind.values()):
+        lines += ["", "Malformed inputs by kind (counted and dropped by the pipeline):", ""]
+        lines += ["| kind | inputs |", "|---|---:|"]
+        lines += [f"| {kind} | {n} |" for kind, n in by_kind.items()]
     period = summary["period"]
     thr = summary["throughput"]
     lines += [
@@ -130,6 +139,8 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     ]
     if summary.get("recovery"):
         lines += _recovery(summary["recovery"], period["measured_from_ms"])
+    if summary.get("missing"):
+        lines += _missing(summary["missing"])
     if summary["wrong"]:
         lines += ["## Wrong fields", "", "| field | outputs | example (output vs expected) |"]
         lines += ["|---|---:|---|"]
@@ -145,6 +156,27 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     if images:
         lines += ["## Plots", ""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
+
+
+def _missing(missing: dict[str, Any]) -> list[str]:
+    """Where the missing outputs' inputs were appended, and the first of them."""
+    lines = [
+        "## Missing outputs",
+        "",
+        f"{missing['count']} expected outputs never arrived. Their inputs were appended in "
+        f"these broker seconds (epoch s; {missing['spans_total']} stretch(es), the first "
+        f"{len(missing['spans'])} shown):",
+        "",
+        "| from | to | missing |",
+        "|---:|---:|---:|",
+        *(f"| {a} | {b} | {n} |" for a, b, n in missing["spans"]),
+        "",
+        "The first of them:",
+        "",
+        *(f"- {', '.join(f'{k}={v}' for k, v in ex.items())}" for ex in missing["examples"]),
+        "",
+    ]
+    return lines
 
 
 def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:

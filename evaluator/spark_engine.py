@@ -25,7 +25,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from evaluator import checks, reader, stages
-from evaluator.completeness import empty_counts
+from evaluator.completeness import MISSING_EXAMPLES, empty_counts, missing_section
 from evaluator.config import EvaluatorConfig
 from evaluator.expected import CHANGES
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY, LATENCY_EARLIEST, measured_period
@@ -37,6 +37,7 @@ from evaluator.stats import PERCENTILES, timeseries
 from evaluator.steady import steady_state
 from evaluator.throughput import peak_output, throughput
 from ground import contract as s
+from ground import malformed as m
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 from ground.jvm.spark import build_session
@@ -236,6 +237,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     malformed_inputs = None
     inputs_total = inputs_measured = 0
     wrong: dict[str, dict] | None = None
+    missing: dict | None = None
     carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
     if inputs is not None:
         malformed = [] if table.raw else [F.count(F.when(~F.col("_valid"), 1)).alias("bad")]
@@ -250,16 +252,15 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         expected_in = expected_all.filter(in_period(s.INPUT_TS_LATEST))
         found = good.select(*identity).distinct().withColumn("_found", F.lit(True))
         partial = F.col(s.LANES_SEEN) < F.col(s.NUM_LANES) if table.window else F.lit(False)
-        row = (
-            expected_in.join(found, identity, "left")
-            .agg(
-                F.count(F.lit(1)).alias("expected"),
-                F.count(F.when(F.col("_found").isNull(), 1)).alias("missing"),
-                F.count(F.when(partial, 1)).alias("partial_windows"),
-            )
-            .first()
-        )
+        matched = expected_in.join(found, identity, "left")
+        row = matched.agg(
+            F.count(F.lit(1)).alias("expected"),
+            F.count(F.when(F.col("_found").isNull(), 1)).alias("missing"),
+            F.count(F.when(partial, 1)).alias("partial_windows"),
+        ).first()
         records.update(expected=row["expected"], missing=row["missing"])
+        if row["missing"]:
+            missing = _missing(matched.filter(F.col("_found").isNull()), identity)
         records["unexpected"] = counts["unexpected"]
         if table.window:
             records["partial_windows"] = row["partial_windows"]
@@ -280,6 +281,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
             "negative": counts["negative"],
             "negative_earliest": counts["negative_earliest"],
             "malformed_inputs": malformed_inputs,
+            "malformed_inputs_by_kind": None,  # the pandas engine's (classified in Python)
             "malformed_outputs": malformed_outputs,
             "outside_window": counts["good"] - n_measured,
             "inputs": inputs_total,
@@ -306,6 +308,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         "latency_ms": _describe(measured, LATENCY),
         "latency_earliest_ms": _describe(measured, LATENCY_EARLIEST),
         "records": records,
+        "missing": missing,
         "wrong": wrong,
         "throughput": throughput(
             inputs_measured,
@@ -390,6 +393,21 @@ def _examples(measured, flag, field: str, identity: list[str]) -> list[dict]:
     ]
 
 
+def _missing(lost, identity: list[str]) -> dict | None:
+    """:func:`evaluator.completeness.missing_section` of the expected rows ``lost``, in
+    the order :func:`evaluator.completeness.missing_outputs` gives them."""
+    per_second = (
+        lost.groupBy(F.floor(F.col(s.INPUT_TS_LATEST) / s.SECOND_MS).alias("second"))
+        .count()
+        .toPandas()
+    )
+    first = lost.orderBy(s.INPUT_TS_LATEST, *identity).limit(MISSING_EXAMPLES).collect()
+    return missing_section(
+        per_second.set_index("second")["count"],
+        [{k: _plain(row[k]) for k in (*identity, s.INPUT_TS_LATEST)} for row in first],
+    )
+
+
 def _plain(value):
     """A JSON-friendly scalar (NaN as None, as :mod:`evaluator.checks` reports it)."""
     return None if isinstance(value, float) and math.isnan(value) else value
@@ -406,6 +424,11 @@ def _valid_inputs(raw):
         if name not in s.KINDS:
             valid &= F.col(name).isNotNull()
     valid &= F.col(s.SPEED).isNotNull() != F.col(s.FLOW).isNotNull()
+    valid &= (F.octet_length("_value") <= m.MAX_INPUT_BYTES) & F.is_valid_utf8("_value")
+    valid &= F.length(s.LOCATION_ID) > 0
+    for name, (low, high) in m.RANGES.items():
+        in_range = F.col(name).between(low, high)  # NaN sorts above every number
+        valid &= in_range if name not in s.KINDS else F.coalesce(in_range, F.lit(True))
     return parsed.withColumn("_valid", F.coalesce(valid, F.lit(False))).drop("_value")
 
 

@@ -68,7 +68,7 @@ INPUT_SCHEMA = pa.schema(
         (s.SCHEDULED_TS, pa.int64()),
     ]
 )
-"""Every input field; a value with another field is malformed (schema.validate_input)."""
+"""Every input field; a value with another field is malformed (:mod:`ground.malformed`)."""
 
 
 def required_fields(stage: str) -> tuple[str, ...]:

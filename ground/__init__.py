@@ -1,6 +1,7 @@
 """The ground floor of stagebench: what every role stands on, importing nothing of ours.
 
 - :mod:`ground.contract` names every field of the input and output messages;
+- :mod:`ground.malformed` says what a valid input is, and what kind of malformed one is not;
 - :mod:`ground.stages` is the stage table (order, statefulness, implementations,
   output identity);
 - :mod:`ground.rundir` names every file of a run directory;

@@ -58,19 +58,19 @@ INPUT_FIELDS: Final = (
     SCHEDULED_TS,
 )
 
-_FIELD_TYPES: Final = {
-    LOCATION_ID: str,
-    LANE: int,
-    OBSERVATION_TS: int,
-    LATITUDE: float,
-    LONGITUDE: float,
-    NUM_LANES: int,
-    ACCURACY: float,
-    SEQ: int,
-    SCHEDULED_TS: int,
-}
-REQUIRED_FIELDS: Final = tuple(_FIELD_TYPES)
-"""Fields every input message has (besides exactly one of speed and flow)."""
+REQUIRED_FIELDS: Final = (
+    LOCATION_ID,
+    LANE,
+    OBSERVATION_TS,
+    LATITUDE,
+    LONGITUDE,
+    NUM_LANES,
+    ACCURACY,
+    SEQ,
+    SCHEDULED_TS,
+)
+"""Fields every input message has (besides exactly one of speed and flow); their types
+and ranges, and what makes a message malformed, are in :mod:`ground.malformed`."""
 
 SECOND_MS: Final = 1000
 """Event-time granularity: one data minute is published per wall-clock second."""
@@ -102,20 +102,3 @@ FLOW_CHANGE_SHORT: Final = "flow_change_short"
 FLOW_CHANGE_LONG: Final = "flow_change_long"
 SPEED_CHANGE_SHORT: Final = "speed_change_short"
 SPEED_CHANGE_LONG: Final = "speed_change_long"
-
-
-def validate_input(message: dict) -> list[str]:
-    """Problems of one decoded input message against the contract (empty: valid)."""
-    problems = []
-    for name in REQUIRED_FIELDS:
-        kind = _FIELD_TYPES[name]
-        value = message.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            problems.append(f"{name}: expected {kind.__name__}, got {value!r}")
-    measured = [k for k in KINDS if k in message]
-    if len(measured) != 1 or not isinstance(message[measured[0]], int | float):
-        problems.append(f"exactly one numeric {SPEED!r} or {FLOW!r} expected")
-    extra = sorted(set(message) - set(INPUT_FIELDS))
-    if extra:
-        problems.append(f"unknown fields: {extra}")
-    return problems

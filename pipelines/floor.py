@@ -53,6 +53,7 @@ from ground.contract import (
     SOURCE_TOPIC,
 )
 from ground.errors import BrokerError, ConfigError, TopicError
+from ground.kafka import MAX_MESSAGE_BYTES
 from ground.stages import stage
 from pipelines import process
 from pipelines.config import PipelineConfig
@@ -109,6 +110,8 @@ def producer_settings(bootstrap: str) -> dict[str, object]:
         "acks": 1,
         # a missing output topic is an error, not one the broker creates with defaults
         "allow.auto.create.topics": False,
+        # an input of 1 MiB (the faulty-event workload) is copied too, with its envelope
+        "message.max.bytes": MAX_MESSAGE_BYTES,
         "socket.nagle.disable": True,
         "logger": logging.getLogger("rdkafka.floor"),
     }

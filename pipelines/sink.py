@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
 from ground.contract import LOCATION_ID, RECORD, RUN_ID
+from ground.kafka import MAX_MESSAGE_BYTES
 from pipelines.config import PipelineConfig
 
 PRODUCER_LINGER_MS = "0"
@@ -39,6 +40,9 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
         .queryName(f"stagebench-{config.stage}-{config.impl}-{config.run_id}")
         .option("kafka.bootstrap.servers", config.bootstrap)
         .option("kafka.linger.ms", PRODUCER_LINGER_MS)
+        # ingest embeds its input: a 1 MiB input (faulty-event) makes a larger output,
+        # which the producer's default (1 MiB requests) would refuse and fail the query
+        .option("kafka.max.request.size", str(MAX_MESSAGE_BYTES))
         .option("topic", config.output_topic)
         .option("checkpointLocation", config.checkpoint_dir)
     )

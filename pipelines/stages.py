@@ -31,9 +31,11 @@ from ground.contract import (
     FLOW_CHANGE_SHORT,
     FLOW_SUM,
     INPUT_COUNT,
+    INPUT_FIELDS,
     INPUT_TS_EARLIEST,
     INPUT_TS_LATEST,
     KIND,
+    KINDS,
     LANE,
     LANES_SEEN,
     LATITUDE,
@@ -56,6 +58,7 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
+from ground.malformed import MAX_INPUT_BYTES, RANGES
 
 EVENT_TIME = "_event_time"
 """Internal timestamp column carrying the watermark (observation time) between stages."""
@@ -100,19 +103,45 @@ def ingest(raw: DataFrame) -> DataFrame:
     )
 
 
+def valid_input(record: Column, parsed: Column) -> Column:
+    """Whether an input is valid as :mod:`ground.malformed` defines it (null: not).
+
+    ``record`` is the value as text, ``parsed`` its ``from_json`` with
+    :data:`INPUT_SCHEMA`, which alone would take too much: it ignores unknown
+    fields, reads a number or an object as text for a string field, and reads
+    invalid UTF-8 inside a string as U+FFFD. A field of the wrong JSON type
+    parses to null.
+    """
+    speed, flow = parsed[SPEED], parsed[FLOW]
+    known = F.array(*(F.lit(name) for name in INPUT_FIELDS))
+    valid = (
+        parsed.isNotNull()
+        & (F.octet_length(record) <= MAX_INPUT_BYTES)
+        & F.is_valid_utf8(record)
+        & (speed.isNull() != flow.isNull())
+        & (F.size(F.array_except(F.json_object_keys(record), known)) == 0)
+        & record.rlike(f'"{LOCATION_ID}"\\s*:\\s*"')
+        & (F.length(parsed[LOCATION_ID]) > 0)
+    )
+    for name in REQUIRED_FIELDS:
+        valid = valid & parsed[name].isNotNull()
+    for name, (low, high) in RANGES.items():
+        # NaN sorts above every number in Spark, so it is out of every range
+        in_range = parsed[name].between(low, high)
+        valid = valid & (in_range if name not in KINDS else F.coalesce(in_range, F.lit(True)))
+    return valid
+
+
 def parse(ingested: DataFrame, metric: Any = PARSE_METRIC) -> DataFrame:
     """Typed columns of each valid record; malformed ones are counted and dropped.
 
     ``metric`` is the name (or a ``pyspark.sql.Observation``) of the observed metric
     with ``records`` and ``malformed`` counts; a streaming query reports it in each
-    progress event. Malformed: not JSON, a required field missing or of the wrong
-    type, or not exactly one of speed and flow.
+    progress event. Malformed: what :mod:`ground.malformed` says (:func:`valid_input`).
     """
     parsed = ingested.withColumn("_p", F.from_json(F.col(RECORD), INPUT_SCHEMA))
-    speed, flow = F.col(f"_p.{SPEED}"), F.col(f"_p.{FLOW}")
-    valid = F.col("_p").isNotNull() & (speed.isNull() != flow.isNull())
-    for name in REQUIRED_FIELDS:
-        valid = valid & F.col(f"_p.{name}").isNotNull()
+    speed = F.col(f"_p.{SPEED}")
+    valid = valid_input(F.col(RECORD), F.col("_p"))
     flagged = parsed.withColumn("_valid", F.coalesce(valid, F.lit(False)))
     observed = flagged.observe(
         metric,

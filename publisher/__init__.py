@@ -4,7 +4,8 @@ Flow of a run: :mod:`publisher.config` (what to publish) → :mod:`publisher.siz
 (rate ⇄ locations ⇄ time scale) → :mod:`publisher.workload` (when each send is
 due) → :mod:`publisher.source` (synthetic data from :mod:`publisher.model`,
 encoded by :mod:`publisher.codec`; or :mod:`publisher.replay` of a file, NDW
-exports read by :mod:`publisher.ndw`) →
+exports read by :mod:`publisher.ndw`; the faulty-event workload mixes in the malformed
+values of :mod:`publisher.faulty`) →
 :mod:`publisher.producer` (the send loop on confluent-kafka) →
 :mod:`publisher.summary` (what the run reports). :mod:`publisher.cli` is
 ``stagebench publish``.

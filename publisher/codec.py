@@ -27,6 +27,7 @@ from ground.contract import (
     SEQ,
     SPEED,
 )
+from ground.malformed import validate_input
 
 # Field order of an encoded value: the varying fields first, then the static ones.
 FIELD_ORDER = (
@@ -99,7 +100,7 @@ class LaneEncoder:
 
 def check(value: bytes) -> list[str]:
     """Problems of one encoded value: schema violations and size outside the contract."""
-    problems = schema.validate_input(decode(value))
+    problems = validate_input(decode(value))
     if not schema.MIN_VALUE_BYTES <= len(value) <= schema.MAX_VALUE_BYTES:
         problems.append(
             f"value is {len(value)} bytes, outside "

@@ -46,6 +46,8 @@ class PublisherConfig:
     ramp_rates: tuple[float, ...] = ()
     """ramp: rates (messages/s), one per step."""
     ramp_step_s: float = 10.0
+    faulty_fraction: float = 0.01
+    """faulty-event: share of all records that are malformed (extra to the valid ones)."""
     duration_s: float | None = None
     """Run length; default 60 s (single-burst: backlog + 60 s, ramp: all steps, replay: EOF)."""
     max_messages: int | None = None
@@ -88,6 +90,10 @@ class PublisherConfig:
         )
         require(self.backlog_s >= 0 and self.backlog_rate > 0, "backlog_s >= 0, backlog_rate > 0")
         require(self.ramp_step_s > 0, "ramp_step_s must be > 0")
+        require(
+            0 < self.faulty_fraction < 1,
+            f"faulty_fraction must be between 0 and 1 (exclusive), got {self.faulty_fraction}",
+        )
         require(
             self.workload != "ramp" or (self.ramp_rates and min(self.ramp_rates) > 0),
             "workload ramp needs ramp_rates, every rate > 0",

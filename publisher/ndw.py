@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ground import contract as schema
+from ground.malformed import validate_input
 
 EXAMPLES = 5
 """Examples (line number and reason) kept per kind of skipped line."""
@@ -242,7 +243,7 @@ def parse_line(text: str, number: int) -> Observation:
         schema.SEQ: 0,  # the publisher's, set when sent
         schema.SCHEDULED_TS: 0,
     }
-    if problems := schema.validate_input(message):  # a guard: the checks above should cover it
+    if problems := validate_input(message):  # a guard: the checks above should cover it
         raise LineError("; ".join(problems))
     return Observation(number, minute_ms, kind, message)
 

@@ -22,11 +22,14 @@ from collections.abc import Callable
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from ground.errors import PublishError
+from ground.kafka import MAX_MESSAGE_BYTES
 from publisher.config import PublisherConfig
+from publisher.faulty import FaultySource
 from publisher.replay import ReplaySource
 from publisher.sizing import derive
 from publisher.source import Source, SyntheticSource
 from publisher.summary import ProgressSnapshot, PublishSummary, lag_summary
+from publisher.workload import workload
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ def producer_settings(bootstrap: str, config: PublisherConfig) -> dict[str, obje
         "linger.ms": config.linger_ms,
         "queue.buffering.max.messages": 1_000_000,
         "queue.buffering.max.kbytes": 1_048_576,
+        "message.max.bytes": MAX_MESSAGE_BYTES,  # the faulty-event workload's 1 MiB value
         "delivery.report.only.error": True,
         # librdkafka's own log (reconnect attempts, …) goes through Python logging, not
         # straight to stderr: failures that matter are counted and reported by us
@@ -79,11 +83,15 @@ def publish(
     """Run the schedule until it ends, ``max_messages`` are sent or ``stop`` is set.
 
     ``source`` defaults to synthetic data (replay passes a
-    :class:`publisher.replay.ReplaySource`). Returns after the final flush.
+    :class:`publisher.replay.ReplaySource`); the faulty-event workload mixes malformed
+    records into it. Returns after the final flush.
     """
     sizing = derive(config)
     if source is None:
         source = ReplaySource(config) if config.from_file else SyntheticSource(config, sizing)
+    faulty = (
+        FaultySource(source, config.faulty_fraction) if workload(config.workload).faulty else None
+    )
     stop = stop or threading.Event()
     deliveries = _Deliveries()
     try:
@@ -102,7 +110,7 @@ def publish(
         counts[topic] = counts.get(topic, 0) + 1
 
     _connect(producer, bootstrap, [config.speed_topic, config.flow_topic])
-    loop = _Loop(config, source, produce, producer, stop, progress, deliveries)
+    loop = _Loop(config, faulty or source, produce, producer, stop, progress, deliveries)
     try:
         loop.run()
     finally:  # what was handed to the client still goes out, even when the run failed
@@ -142,6 +150,7 @@ def publish(
         end_ms=end_ms,
         first_errors=deliveries.first,
         replay=replay,
+        malformed=None if faulty is None else dict(faulty.sent),
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from ground import contract as schema
 from ground.errors import PublishError
+from ground.malformed import validate_input
 from publisher import ndw
 from publisher.codec import encode
 from publisher.config import PublisherConfig
@@ -54,7 +55,7 @@ def read_minutes(lines: Iterable[str], name: str = "input") -> Iterator[list[dic
         for field in FLOAT_FIELDS:  # exports often write 100 for 100.0
             if type(message.get(field)) is int:
                 message[field] = float(message[field])
-        problems = schema.validate_input(message)
+        problems = validate_input(message)
         if problems:
             raise PublishError(f"{name}:{number}: {'; '.join(problems)}")
         if group and message[schema.OBSERVATION_TS] != group[0][schema.OBSERVATION_TS]:

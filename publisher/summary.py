@@ -58,6 +58,9 @@ class PublishSummary:
     end_ms: int
     first_errors: list[str] = field(default_factory=list)
     replay: dict[str, Any] | None = None
+    malformed: dict[str, int] | None = None
+    """faulty-event: malformed records handed to the client per kind
+    (:data:`ground.malformed.KINDS`), included in ``messages``; else None."""
     """An NDW file's :meth:`publisher.ndw.Report.to_dict`: lines read, pairs published,
     lines skipped (unreadable, without their twin, repeated) with examples; else None."""
     version: int = SUMMARY_VERSION

@@ -25,6 +25,10 @@ class Workload:
     bursts: bool
     """Adds bursts on top of the base rate (how long latency stays inflated after each
     burst is what is measured)."""
+    faulty: bool
+    """Mixes malformed records into the stream at ``faulty_fraction``
+    (:class:`publisher.faulty.FaultySource`): the pipeline must count and drop them and
+    still produce every output of the valid ones."""
     shape: Callable[[s.Shape], s.Schedule]
 
 
@@ -34,6 +38,7 @@ WORKLOADS: Final[tuple[Workload, ...]] = (
         "a constant rate (400 msg/s in the papers' latency workload)",
         backlog_first=False,
         bursts=False,
+        faulty=False,
         shape=lambda p: s.constant(p.pairs_per_s, p.tick_s, p.end_s),
     ),
     Workload(
@@ -41,6 +46,7 @@ WORKLOADS: Final[tuple[Workload, ...]] = (
         "the constant rate plus a burst every burst_every_s seconds",
         backlog_first=False,
         bursts=True,
+        faulty=False,
         shape=lambda p: s.periodic_burst(
             p.pairs_per_s, p.burst_pairs, p.burst_every_s, p.burst_duration_s, p.tick_s, p.end_s
         ),
@@ -50,6 +56,7 @@ WORKLOADS: Final[tuple[Workload, ...]] = (
         "a backlog of backlog_s seconds at backlog_rate before the job starts, then the rate",
         backlog_first=True,
         bursts=False,
+        faulty=False,
         shape=lambda p: s.single_burst(
             p.pairs_per_s, p.backlog_pairs_per_s, p.backlog_s, p.tick_s, p.end_s
         ),
@@ -59,7 +66,16 @@ WORKLOADS: Final[tuple[Workload, ...]] = (
         "one step of ramp_step_s seconds per rate of ramp_rates",
         backlog_first=False,
         bursts=False,
+        faulty=False,
         shape=lambda p: s.ramp(p.ramp_pairs_per_s, p.ramp_step_s, p.tick_s, p.end_s),
+    ),
+    Workload(
+        "faulty-event",
+        "the constant rate plus malformed records, faulty_fraction of all, of nine kinds",
+        backlog_first=False,
+        bursts=False,
+        faulty=True,
+        shape=lambda p: s.constant(p.pairs_per_s, p.tick_s, p.end_s),
     ),
 )
 NAMES: Final[tuple[str, ...]] = tuple(w.name for w in WORKLOADS)

@@ -112,7 +112,9 @@ def add_run_arguments(
             "--workload",
             choices=WORKLOADS,
             help="latency: a constant rate; single-burst: a backlog published before the job "
-            "starts; periodic-burst: a burst every 10 s on top of the rate; ramp: rising steps "
+            "starts; periodic-burst: a burst every 10 s on top of the rate; ramp: rising steps; "
+            "faulty-event: the constant rate plus malformed records ([publisher] "
+            f"faulty_fraction of all, default {PublisherConfig.faulty_fraction:g}) "
             f"(default: {_R.workload})",
         )
     for option, key, kind, help_text in RUN_OPTIONS:
@@ -326,6 +328,12 @@ def _publish(sub: argparse._SubParsersAction) -> None:
         dest="ramp_step_s",
         type=float,
         help=f"ramp: seconds per step (default {d.ramp_step_s:g})",
+    )
+    p.add_argument(
+        "--faulty-fraction",
+        type=float,
+        help="faulty-event: share of all records that are malformed, of nine kinds in turn "
+        f"(default {d.faulty_fraction:g})",
     )
     p.add_argument(
         "--duration",

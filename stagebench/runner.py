@@ -278,6 +278,9 @@ class Run:
             self.stop_publishing.set()
             self._join_publisher()
             self._drain()
+            # a leader that moved after the last poll fails the run before it is called
+            # complete
+            self.leaders_after = check_topics(self.bootstrap, self.topics.all, leader).leaders
             status = {"state": "complete"}
         except KeyboardInterrupt:
             status = {"state": "interrupted"}
@@ -291,7 +294,6 @@ class Run:
             raise
         finally:
             self._shutdown(status)
-        self.leaders_after = check_topics(self.bootstrap, self.topics.all, leader).leaders
         return RunResult(self.dir, self._evaluate())
 
     def _warm_up(self) -> None:
@@ -374,8 +376,10 @@ class Run:
         try:
             self._restartable.stop_node(1, kill=kill)
             stopped_ms = int(time.time() * 1000)
-            self._wait(down, "broker down")
-            self._restartable.start_node(1)
+            try:
+                self._wait(down, "broker down")
+            finally:  # an interrupted outage ends too: the broker is left as it was found
+                self._restartable.start_node(1)
         finally:
             self._broker_down = False
         self.broker_pids = _local_broker_pids(self.bootstrap)
@@ -515,22 +519,28 @@ class Run:
             self._next_leader_check = time.monotonic() + LEADERS_EVERY_S
 
     def _check_leaders(self) -> None:
-        """TopicError when any partition's leader is no longer the one it had at the start."""
+        """TopicError when any partition is led by another broker than at the start.
+
+        A partition without a leader for the moment (-1, an election under way or the
+        only broker restarting) or missing from the metadata (a broker just back) is
+        unknown this round, not a change: nothing is appended while it has no leader,
+        and whoever leads next is judged at the next poll and after the run.
+        """
         try:
             now = current_leaders(self._admin, self.topics.all)
         except BrokerError as err:  # liveness is judged by _broker_alive
             log.info("reading the partition leaders: %s", err)
             return
         moved = {
-            f"{name}[{p}]: {was} → {now[name][p]}"
+            f"{name}[{p}]: {was} → {led}"
             for name, leaders in self.leaders_before.items()
             for p, was in enumerate(leaders)
-            if now[name][p] != was
+            if (led := _leader(now, name, p)) is not None and led != was
         }
         if moved:
             raise TopicError(
-                f"partition leaders changed during the run ({', '.join(sorted(moved))}; "
-                f"-1: no leader), seen at {datetime.now(UTC):%H:%M:%S} UTC (local clock): "
+                f"partition leaders changed during the run ({', '.join(sorted(moved))}), "
+                f"seen at {datetime.now(UTC):%H:%M:%S} UTC (local clock): "
                 "timestamps from then on would come from another broker's clock, so the run "
                 "is stopped and nothing is measured"
             )
@@ -638,6 +648,12 @@ class Run:
 
     def _write(self, name: str, data: Any) -> None:
         (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _leader(leaders: dict[str, list[int]], topic: str, partition: int) -> int | None:
+    """The broker leading ``partition`` of ``topic`` in ``leaders``; None when unknown."""
+    led = leaders.get(topic, [])
+    return led[partition] if partition < len(led) and led[partition] >= 0 else None
 
 
 def _local_broker_pids(bootstrap: str) -> list[int]:

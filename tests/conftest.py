@@ -6,6 +6,7 @@ testcontainers Kafka (KRaft, LogAppendTime) when a Docker engine answers,
 else the embedded broker in a temporary home (stopped after the session).
 """
 
+import contextlib
 import logging
 import os
 import socket
@@ -16,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ground import envvars
@@ -72,6 +74,58 @@ def kafka_cluster(tmp_path_factory):
     broker = EmbeddedBroker(home=tmp_path_factory.mktemp("cluster"), brokers=3)
     with broker:
         yield broker
+
+
+STARTED_BY_STAGEBENCH = ("pipelines.job", "stagebench", "kafka.Kafka", "org.apache.spark.")
+"""What marks a process stagebench (or a test) starts: a job, a runner, a broker, a Spark
+daemon, driver or executor JVM (their class paths name stagebench's cache or pyspark)."""
+LEFTOVER_GRACE_S = 60.0
+"""How long a process may take to end after its test: a job notices its runner's death
+through a pipe within seconds, a Spark JVM follows its driver."""
+
+
+def _leftovers(since: float, basetemp: str) -> list[psutil.Process]:
+    """Processes that a test started and left running: started after ``since``, of
+    stagebench's kinds, under this session's temporary directory or a stagebench
+    command, and not this process's own children (the session's brokers and its
+    in-process Spark, which outlive single tests on purpose)."""
+    me = os.getpid()
+    found = []
+    for proc in psutil.process_iter(["cmdline", "create_time", "ppid", "status"]):
+        info = proc.info
+        cmdline = " ".join(info["cmdline"] or [])
+        if (
+            info["create_time"] >= since
+            and info["ppid"] != me
+            and proc.pid != me
+            and info["status"] != psutil.STATUS_ZOMBIE
+            and any(mark in cmdline for mark in STARTED_BY_STAGEBENCH)
+            and (basetemp in cmdline or "stagebench" in cmdline)
+        ):
+            found.append(proc)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(request, tmp_path_factory) -> Iterator[None]:
+    """After every test that starts Kafka or Spark: no broker, job, runner or Spark
+    process it started is still running (the leftovers are killed, the test fails)."""
+    if not {"integration", "spark"} & {m.name for m in request.node.iter_markers()}:
+        yield
+        return
+    since = time.time() - 1
+    yield
+    basetemp = str(tmp_path_factory.getbasetemp())
+    deadline = time.monotonic() + LEFTOVER_GRACE_S
+    while (left := _leftovers(since, basetemp)) and time.monotonic() < deadline:
+        time.sleep(1)
+    if not left:
+        return
+    described = [" ".join(p.cmdline())[:160] for p in left if p.is_running()]
+    for proc in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    pytest.fail(f"processes left running after the test: {described}")
 
 
 @pytest.fixture

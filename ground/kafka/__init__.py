@@ -4,5 +4,9 @@ and the broker's clock (:mod:`.clock`)."""
 
 KAFKA_VERSION = "4.3.1"
 """Apache Kafka release the embedded broker and the Kafka tools are resolved at."""
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""Largest record the benchmark topics and stagebench's producers take: the faulty-event
+workload's 1 MiB value, and ingest's output that embeds it, with room to spare (Kafka's
+defaults stop at about 1 MB)."""
 MAX_BROKERS = 5
 """Most nodes of an embedded cluster (each is a JVM beside Spark on the same machine)."""

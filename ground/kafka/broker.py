@@ -256,6 +256,12 @@ class EmbeddedBroker:
                         f"an embedded cluster of {len(state.nodes)} broker(s) already runs at "
                         f"{state.bootstrap}; stop it first to start {self.brokers}"
                     )
+                # a node left stopped (a fault whose run was killed mid-outage) is
+                # started again on its data, so the address handed out answers
+                for node in state.nodes:
+                    if not node.running:
+                        log.warning("broker node %d was stopped: starting it", node.node_id)
+                        state = self._relaunch(state, node)
                 return state
             attempt = 1
             while True:
@@ -301,10 +307,7 @@ class EmbeddedBroker:
             node = state.node(node_id)
             if node.running:
                 return node
-            node = replace(node, pid=self._launch(Path(node.log_dir).parent).pid)
-            self._save(state, node)
-        wait_until_reachable(node.bootstrap, START_TIMEOUT_S, lambda: node.running)
-        return node
+            return self._relaunch(state, node).node(node_id)
 
     def __enter__(self) -> BrokerState:
         running = self.status()
@@ -401,9 +404,19 @@ class EmbeddedBroker:
             raise BrokerError("no embedded broker is running")
         return state
 
-    def _save(self, state: BrokerState, node: NodeState) -> None:
+    def _relaunch(self, state: BrokerState, node: NodeState) -> BrokerState:
+        """Launch a stopped ``node`` on its own data and wait until it answers; the new
+        state."""
+        node = replace(node, pid=self._launch(Path(node.log_dir).parent).pid)
+        state = self._save(state, node)
+        wait_until_reachable(node.bootstrap, START_TIMEOUT_S, lambda: node.running)
+        return state
+
+    def _save(self, state: BrokerState, node: NodeState) -> BrokerState:
         nodes = tuple(node if n.node_id == node.node_id else n for n in state.nodes)
-        self.state_file.write_text(json.dumps(asdict(replace(state, nodes=nodes)), indent=2) + "\n")
+        state = replace(state, nodes=nodes)
+        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        return state
 
     def _clean(self) -> None:
         self.state_file.unlink(missing_ok=True)

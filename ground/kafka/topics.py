@@ -14,12 +14,14 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from ground.errors import BrokerError, TopicError
+from ground.kafka import MAX_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
 TIMESTAMP_TYPE = "message.timestamp.type"
 LOG_APPEND_TIME = "LogAppendTime"
 MIN_INSYNC = "min.insync.replicas"
+MAX_MESSAGE = "max.message.bytes"
 MAX_REPLICATION = 3
 TIMEOUT_S = 15.0
 PROPAGATION_S = 5.0
@@ -69,7 +71,8 @@ def create_topics(
 
     ``replication`` defaults to the broker count, at most :data:`MAX_REPLICATION`;
     ``min.insync.replicas`` is one less (at least 1), so a topic stays writable with
-    one replica down. Returns the leader broker id. A topic that exists already is
+    one replica down; ``max.message.bytes`` is :data:`ground.kafka.MAX_MESSAGE_BYTES`
+    unless ``config`` says otherwise. Returns the leader broker id. A topic that exists already is
     an error: every run gets fresh topics.
     """
     admin = admin_client(bootstrap)
@@ -79,6 +82,7 @@ def create_topics(
     assignment = replica_assignment(brokers, leader, partitions, replication)
     topic_config = {
         MIN_INSYNC: str(max(1, replication - 1)),
+        MAX_MESSAGE: str(MAX_MESSAGE_BYTES),
         **(config or {}),
         TIMESTAMP_TYPE: LOG_APPEND_TIME,
     }

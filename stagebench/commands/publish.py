@@ -41,6 +41,7 @@ _FIELDS = (
     "backlog_rate",
     "ramp_rates",
     "ramp_step_s",
+    "faulty_fraction",
     "duration_s",
     "max_messages",
     "acks",

@@ -240,7 +240,8 @@ def _same_by_both_engines(bootstrap: str, run: RunInfo, out: Path) -> dict:
     by_spark = evaluate(
         bootstrap, run, EvaluatorConfig(warmup_s=0, plots=False, engine="spark"), out / "s"
     )
-    keys = ("latency_ms", "latency_earliest_ms", "records", "wrong", "trusted", "throughput")
+    keys = ("latency_ms", "latency_earliest_ms", "records", "missing", "wrong", "trusted")
+    keys = (*keys, "throughput")
     for key in (*keys, "period"):
         assert by_spark[key] == by_pandas[key], key
     assert list(by_spark["records"]) == list(by_pandas["records"])
@@ -267,8 +268,23 @@ def test_spark_engine_gives_identical_numbers(
         1,
         2,
     )
+    # the one missing output located: the pair the outputs leave out (written skips it)
+    written = {(w[s.LOCATION_ID], w[s.LANE], w[s.OBSERVATION_TS]) for w in join_run[1]}
+    [lost] = joined["missing"]["examples"]
+    key = (lost[s.LOCATION_ID], lost[s.LANE], lost[s.OBSERVATION_TS])
+    assert key not in written and key[2] >= BASE_TS
+    second = lost[s.INPUT_TS_LATEST] // 1000
+    assert joined["missing"] == {
+        "count": 1, "spans": [[second, second, 1]], "spans_total": 1, "examples": [lost]
+    }  # fmt: skip
     ingested = _same_by_both_engines(kafka_bootstrap, ingest_run[0], tmp_path / "ingest")
     assert (ingested["records"]["outputs"], ingested["records"]["missing"]) == (4, 1)
+    _, inputs, _ = ingest_run
+    partition, offset, stamp, _ = inputs[0]  # the first input's output is left out
+    assert ingested["missing"]["examples"] == [
+        {s.SOURCE_TOPIC: ingest_run[0].input_topics[0], s.SOURCE_PARTITION: partition,
+         s.SOURCE_OFFSET: offset, s.INPUT_TS_LATEST: stamp}
+    ]  # fmt: skip
 
 
 @pytest.fixture

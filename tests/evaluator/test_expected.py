@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.completeness import completeness
+from evaluator.completeness import completeness, missing_outputs, missing_section
 from evaluator.expected import expected_outputs
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
@@ -97,6 +97,29 @@ def test_completeness_counts_missing_duplicate_unexpected():
     assert counts["missing"] == 1
     assert counts["duplicates"] == 1
     assert counts["unexpected"] == 1
+
+
+def test_missing_outputs_are_located_by_identity_and_broker_second():
+    exp = expected_outputs("join", inputs(ROWS))
+    identity = stage("join").identity
+    assert missing_outputs(exp, exp, identity) is None
+    first = exp.sort_values(s.INPUT_TS_LATEST).iloc[0]
+    missing = missing_outputs(exp, exp.iloc[0:0], identity)
+    assert missing["count"] == len(exp)
+    assert missing["examples"][0] == {
+        s.LOCATION_ID: first[s.LOCATION_ID], s.LANE: int(first[s.LANE]),
+        s.OBSERVATION_TS: int(first[s.OBSERVATION_TS]),
+        s.INPUT_TS_LATEST: int(first[s.INPUT_TS_LATEST]),
+    }  # fmt: skip
+    assert sum(n for _, _, n in missing["spans"]) == len(exp)
+
+
+def test_missing_seconds_fold_into_runs_of_consecutive_seconds():
+    seconds = pd.Series({12: 1, 10: 2, 11: 3, 20: 4, 22: 5})
+    section = missing_section(seconds, [])
+    assert section["spans"] == [[10, 12, 6], [20, 20, 4], [22, 22, 5]]
+    assert (section["count"], section["spans_total"]) == (15, 3)
+    assert missing_section(pd.Series(dtype=int), []) is None
 
 
 def valued(rows: list[tuple]) -> pd.DataFrame:

@@ -127,6 +127,20 @@ def test_a_recovery_must_fit_before_the_next_window():
     assert second.recovery_s == 0.0
 
 
+def test_a_burst_is_judged_against_the_level_before_the_last_ones_tail():
+    # bursts in seconds 20 and 30; the first recovers only at second 26, leaving four
+    # undisturbed seconds before the second: its baseline is the first's 100 ms, not
+    # the median of a 10 s window mostly in the first's tail (400 ms)
+    p50 = [100] * 20 + [500] + [400] * 5 + [100] * 4 + [500, 200, 200, 100, 100, 100]
+    first, second = recoveries(series(p50), [burst(20, 21), burst(30, 31)], 10.0, 0.2)
+    assert first.recovery_s == 5.0
+    assert second.baseline_p50_ms == 100
+    assert second.recovery_s == 2.0 and second.peak_ms == 500
+    # a first window without enough seconds before it has no baseline to fall back on
+    (alone,) = recoveries(series(p50[16:]), [Window("burst", at(4), at(5))], 10.0, 0.2)
+    assert alone.baseline_p50_ms is None
+
+
 def test_an_instant_burst():
     found = one([100] * 20 + [500, 100, 100, 100], burst(20.3, 20.3))
     assert found.recovery_s == 0.7 and found.peak_ms == 500

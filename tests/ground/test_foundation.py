@@ -12,6 +12,7 @@ from ground.jvm.java import parse_java_version
 from ground.kafka.broker import cluster_id, server_properties
 from ground.kafka.naming import RunTopics
 from ground.kafka.topics import replica_assignment
+from ground.malformed import validate_input
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_validate_input_accepts_a_good_message_and_names_problems():
         schema.SEQ: 0,
         schema.SCHEDULED_TS: 1_700_000_000_010,
     }
-    assert schema.validate_input(good) == []
+    assert validate_input(good) == []
     both = {**good, schema.FLOW: 12.0}
-    assert schema.validate_input(both)
-    assert any(schema.LANE in p for p in schema.validate_input({**good, schema.LANE: "1"}))
+    assert validate_input(both)
+    assert any(schema.LANE in p for p in validate_input({**good, schema.LANE: "1"}))

@@ -35,8 +35,8 @@ from ground.contract import (
     SPEED_CHANGE_SHORT,
     WINDOW_END,
     WINDOW_START,
-    validate_input,
 )
+from ground.malformed import validate_input
 
 pytestmark = pytest.mark.spark
 
@@ -184,6 +184,30 @@ def test_parse_types_good_records_and_counts_malformed(spark):
     assert speed_row[NUM_LANES] == 2 and speed_row[INPUT_COUNT] == 1
     assert speed_row[INPUT_TS_LATEST] == speed_row[INPUT_TS_EARLIEST] == T0
     assert observation.get == {"records": 7, "malformed": 5}
+
+
+def test_parse_drops_every_kind_of_malformed_input_and_only_those(spark):
+    """The parse stage and ground.malformed agree on the faulty-event workload's inputs."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from ground import malformed as m
+    from pipelines.stages import ingest, parse
+    from publisher.faulty import malformed
+
+    good = [message(SPEED, "A", 1, 0, 87.5, 2), message(FLOW, "A", 1, 0, 12, 2)]
+    values = [json.dumps(v).encode() for v in good]
+    values += [malformed(kind, v, good[v % 2]) for v in range(6) for kind in m.KINDS]
+    rows = [(SPEED, 0, i, T0 + i, bytearray(v)) for i, v in enumerate(values)]
+    df = spark.createDataFrame(rows, "topic string, partition int, offset long, ts long, v binary")
+    raw = df.select("topic", "partition", "offset", F.timestamp_millis("ts").alias("timestamp"),
+                    F.col("v").alias("value"))  # fmt: skip
+
+    observation = Observation("malformed-test")
+    out = parse(ingest(raw), observation).orderBy(SOURCE_OFFSET).collect()
+
+    assert [r[SOURCE_OFFSET] for r in out] == [0, 1]
+    assert observation.get == {"records": len(values), "malformed": len(values) - 2}
 
 
 def test_join_matches_only_same_location_lane_and_time(spark):

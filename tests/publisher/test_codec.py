@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ground import contract as schema
+from ground.malformed import validate_input
 from publisher.codec import LaneEncoder, check, decode, encode
 from publisher.model import make_locations
 
@@ -19,7 +20,7 @@ def encoder():
 
 def test_speed_value_carries_every_field(encoder):
     message = decode(encoder.speed(OBS_TS, SCHED_TS, 17, 100.0, 87.25))
-    assert schema.validate_input(message) == []
+    assert validate_input(message) == []
     assert message == {
         schema.LOCATION_ID: "RWS01_MONIBAS_0021hrl0414ra",
         schema.LANE: 2,

@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from ground import contract as schema
 from ground.errors import PublishError
+from ground.malformed import validate_input
 from publisher import ndw
 from publisher.codec import check, decode
 from publisher.config import PublisherConfig
@@ -86,7 +87,7 @@ def test_a_flow_line_becomes_a_contract_message_in_vehicles_per_minute():
         schema.SCHEDULED_TS: 0,
     }
     assert isinstance(observation.message[schema.ACCURACY], float)
-    assert schema.validate_input(observation.message) == []
+    assert validate_input(observation.message) == []
 
 
 def test_a_speed_line_keeps_km_per_hour_and_any_second_of_its_minute_counts():
@@ -330,7 +331,7 @@ def test_publish_replays_the_sample_as_pairs(kafka_bootstrap, unique, tmp_path):
     assert per_topic == {speed: PAIRS, flow: PAIRS}
     assert all(r.timestamp_type == LOG_APPEND_TIME for r in records)
     messages = [(r.topic, decode(r.value), r.key.decode()) for r in records]
-    assert all(schema.validate_input(m) == [] and key == m[schema.LOCATION_ID]
+    assert all(validate_input(m) == [] and key == m[schema.LOCATION_ID]
                for _, m, key in messages)  # fmt: skip
     start = summary["start_ms"]
     times = {m[schema.OBSERVATION_TS] for _, m, _ in messages}

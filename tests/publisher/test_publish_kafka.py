@@ -9,6 +9,7 @@ import pytest
 
 from ground import contract as schema
 from ground.kafka.topics import create_topics, inspect_topics
+from ground.malformed import validate_input
 from publisher.codec import decode
 from tests.publisher.test_rate import read_all
 
@@ -81,7 +82,7 @@ def test_replay_publishes_the_file_with_fresh_times(kafka_bootstrap, unique, tmp
     assert {m[schema.OBSERVATION_TS] for m in messages} == {start, start + 1000, start + 2000}
     speeds = [m for m in messages if schema.SPEED in m]
     assert [m[schema.SEQ] for m in speeds] == list(range(6))
-    assert all(schema.validate_input(m) == [] for m in messages)
+    assert all(validate_input(m) == [] for m in messages)
 
 
 def test_delivery_errors_fail_the_command(kafka_bootstrap, unique):

@@ -136,6 +136,9 @@ def test_the_join_recovers_from_a_lost_executor(kafka_bootstrap, tmp_path, stand
     assert fault["kind"] == "worker-loss" and fault["executor_pid"] > 0
     [window] = summary["recovery"]["windows"]
     assert window["kind"] == "worker-loss" and window["first_output_after_s"] is not None
+    # judged against the level before the loss: recovered, with its time, or not (yet)
+    assert window["baseline_p50_ms"] > 0 and window["recovered"] is not None, window
+    assert (window["recovery_s"] is not None) == window["recovered"], window
     records = summary["records"]
     assert (records["missing"], records["duplicates"]) == independent_counts(run_dir)
     assert records["missing"] == 0, records
