@@ -234,7 +234,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
     )
     if run.stage == "tumbling":
         records["partial_window_outputs"] = counts["partial_window_outputs"]
-    malformed_inputs = None
+    malformed_inputs = by_kind = None
     inputs_total = inputs_measured = 0
     wrong: dict[str, dict] | None = None
     missing: dict | None = None
@@ -249,6 +249,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         inputs_total, inputs_measured = row["total"], row["measured"]
         if malformed:
             malformed_inputs = row["bad"]
+            by_kind = _malformed_by_kind(in_raw) if malformed_inputs else dict.fromkeys(m.KINDS, 0)
         expected_in = expected_all.filter(in_period(s.INPUT_TS_LATEST))
         found = good.select(*identity).distinct().withColumn("_found", F.lit(True))
         partial = F.col(s.LANES_SEEN) < F.col(s.NUM_LANES) if table.window else F.lit(False)
@@ -281,7 +282,7 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
             "negative": counts["negative"],
             "negative_earliest": counts["negative_earliest"],
             "malformed_inputs": malformed_inputs,
-            "malformed_inputs_by_kind": None,  # the pandas engine's (classified in Python)
+            "malformed_inputs_by_kind": by_kind,
             "malformed_outputs": malformed_outputs,
             "outside_window": counts["good"] - n_measured,
             "inputs": inputs_total,
@@ -413,8 +414,21 @@ def _plain(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def _valid_inputs(raw):
-    """Inputs parsed, with ``_valid`` as :func:`evaluator.expected.valid_mask` defines it."""
+def _malformed_by_kind(raw) -> dict[str, int]:
+    """Malformed inputs per kind of :data:`ground.malformed.KINDS`: the invalid ones'
+    raw bytes classified by :func:`ground.malformed.classify`, as the pandas engine
+    does (a second pass over the input topics, made only when some are malformed)."""
+
+    kind = F.udf(lambda value: m.classify(value), "string")  # no type hints to infer from
+    bad = _valid_inputs(raw, keep_value=True).filter(~F.col("_valid"))
+    rows = bad.groupBy(kind(F.col("_value").cast("binary")).alias("kind")).count().collect()
+    found = {row["kind"]: row["count"] for row in rows}
+    return {k: found.get(k, 0) for k in m.KINDS}
+
+
+def _valid_inputs(raw, keep_value: bool = False):
+    """Inputs parsed, with ``_valid`` as :func:`evaluator.expected.valid_mask` defines it;
+    ``keep_value``: and the value itself (its raw bytes: ``_value`` cast to binary)."""
 
     parsed = _parsed(raw, stages.INPUT_SCHEMA, recover=False)
     allowed = F.array(*[F.lit(n) for n in s.INPUT_FIELDS])
@@ -429,7 +443,8 @@ def _valid_inputs(raw):
     for name, (low, high) in m.RANGES.items():
         in_range = F.col(name).between(low, high)  # NaN sorts above every number
         valid &= in_range if name not in s.KINDS else F.coalesce(in_range, F.lit(True))
-    return parsed.withColumn("_valid", F.coalesce(valid, F.lit(False))).drop("_value")
+    parsed = parsed.withColumn("_valid", F.coalesce(valid, F.lit(False)))
+    return parsed if keep_value else parsed.drop("_value")
 
 
 def _expected(name: str, inputs, window_s: int, lookbacks_s: tuple[int, int]):

@@ -17,3 +17,5 @@ from typing import Final
 
 FAULTS: Final = ("broker-restart", "broker-kill", "engine-restart", "worker-loss")
 BROKER_FAULTS: Final = ("broker-restart", "broker-kill")
+ENGINE_FAULTS: Final = ("engine-restart", "worker-loss")
+"""Faults of the Spark job, which the floor (a plain Kafka loop) cannot have."""

@@ -22,7 +22,7 @@ from ground.stages import IMPLS, Impl, stage
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from publisher.workload import workload
-from stagebench.faults import FAULTS
+from stagebench.faults import ENGINE_FAULTS, FAULTS
 
 DEFAULT = "default"
 CLI = "command line"
@@ -130,8 +130,8 @@ class RunConfig:
         )
         require(self.fault_down_s > 0, "fault_down_s must be > 0")
         require(
-            self.fault != "engine-restart" or stage(self.stage).spark,
-            "engine-restart restarts a Spark job from its checkpoint; the floor has none",
+            self.fault not in ENGINE_FAULTS or stage(self.stage).spark,
+            f"{self.fault} needs a Spark job; the floor is a plain Kafka loop",
         )
         require(
             self.fault != "worker-loss" or self.master.startswith("spark://"),

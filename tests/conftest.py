@@ -64,11 +64,12 @@ def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
         yield state.bootstrap
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_cluster(tmp_path_factory):
     """An embedded three-broker KRaft cluster (ids 1–3), for the same-leader rule on
     more than one broker: the :class:`~ground.kafka.broker.EmbeddedBroker` that runs
-    it, so a test can stop and start one node."""
+    it, so a test can stop and start one node. Per module: three idle JVMs would
+    take a fifth of a core from every later test."""
     from ground.kafka.broker import EmbeddedBroker
 
     broker = EmbeddedBroker(home=tmp_path_factory.mktemp("cluster"), brokers=3)

@@ -166,16 +166,28 @@ def inspect_topics(bootstrap: str, names: list[str], leader: int | None = None) 
                 f"{LOG_APPEND_TIME} (one broker clock, docs/method.md#clock)"
             )
     report.leaders = partition_leaders(metadata, present)
-    all_leaders = sorted({b for leaders in report.leaders.values() for b in leaders})
-    if len(all_leaders) > 1:
-        detail = ", ".join(f"{n}: {ls}" for n, ls in report.leaders.items())
-        report.problems.append(
-            f"partitions are led by brokers {all_leaders}; every partition must have the "
+    report.problems += leader_problems(report.leaders, leader)
+    return report
+
+
+def leader_problems(leaders: dict[str, list[int]], leader: int | None = None) -> list[str]:
+    """What breaks the same-leader rule in ``leaders`` (per topic, per partition; -1:
+    none): a partition without a leader, partitions led by different brokers, or led by
+    another broker than ``leader``."""
+    detail = ", ".join(f"{n}: {ls}" for n, ls in leaders.items())
+    every = {b for led in leaders.values() for b in led}
+    led = sorted(every - {-1})
+    problems = []
+    if -1 in every:
+        problems.append(f"partitions without a leader (-1: no broker serves them; {detail})")
+    if len(led) > 1:
+        problems.append(
+            f"partitions are led by brokers {led}; every partition must have the "
             f"same leader so all timestamps come from one clock ({detail})"
         )
-    elif leader is not None and all_leaders and all_leaders != [leader]:
-        report.problems.append(f"partitions are led by broker {all_leaders[0]}, not {leader}")
-    return report
+    elif leader is not None and led and led != [leader]:
+        problems.append(f"partitions are led by broker {led[0]}, not {leader}")
+    return problems
 
 
 def partition_leaders(metadata, names: list[str]) -> dict[str, list[int]]:
@@ -188,9 +200,10 @@ def partition_leaders(metadata, names: list[str]) -> dict[str, list[int]]:
 
 
 def current_leaders(admin: AdminClient, names: list[str]) -> dict[str, list[int]]:
-    """Leaders now, as :func:`partition_leaders`: one metadata request, for a run to
-    poll; BrokerError when Kafka does not answer."""
-    return partition_leaders(_metadata(admin), names)
+    """Leaders now, as :func:`partition_leaders`, of those of ``names`` in the metadata:
+    one metadata request, for a run to poll; BrokerError when Kafka does not answer."""
+    metadata = _metadata(admin)
+    return partition_leaders(metadata, [n for n in names if n in metadata.topics])
 
 
 def check_topics(bootstrap: str, names: list[str], leader: int | None = None) -> TopicReport:

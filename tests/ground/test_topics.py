@@ -4,7 +4,7 @@ import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from ground.errors import TopicError
-from ground.kafka.topics import check_topics, create_topics
+from ground.kafka.topics import check_topics, create_topics, leader_problems
 
 pytestmark = pytest.mark.integration
 
@@ -43,3 +43,21 @@ def test_existing_topic_is_not_silently_reused(kafka_bootstrap, unique):
     create_topics(kafka_bootstrap, [name])
     with pytest.raises(TopicError, match="already exists"):
         create_topics(kafka_bootstrap, [name])
+
+
+@pytest.mark.parametrize(
+    ("leaders", "leader", "found"),
+    [
+        ({"a": [1, 1], "b": [1]}, None, []),
+        ({"a": [1, 1], "b": [1]}, 1, []),
+        ({"a": [1, 1]}, 2, ["partitions are led by broker 1, not 2"]),
+        ({"a": [1, 2]}, None, ["partitions are led by brokers [1, 2]"]),
+        ({"a": [-1, -1]}, None, ["partitions without a leader"]),
+        ({"a": [1, -1], "b": [2]}, 1, ["partitions without a leader", "led by brokers [1, 2]"]),
+    ],
+)
+def test_leader_problems_name_each_break_of_the_same_leader_rule(leaders, leader, found):
+    problems = leader_problems(leaders, leader)
+    assert len(problems) == len(found)
+    for problem, start in zip(problems, found, strict=True):
+        assert start in problem

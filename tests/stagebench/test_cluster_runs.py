@@ -1,7 +1,8 @@
 """Runs on a real three-broker cluster: leaders pinned to one broker, and a leader
 change mid-run that must stop the run rather than mix two broker clocks. (Three
-brokers, Spark and the publisher on two cores: the lightest stage keeps it a test
-of the cluster, not of the machine.)"""
+brokers, Spark and the publisher on two cores: the lightest stage at a quarter of
+the usual rate keeps it a test of the cluster, not of the machine; at 400 msg/s the
+box is saturated and the brokers append a fifth less than offered.)"""
 
 import json
 import subprocess
@@ -15,18 +16,19 @@ from confluent_kafka.admin import AdminClient
 from tests.stagebench.test_runs import SHORT, _job_pids, assert_complete_run, stagebench
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
+RATE = 100
 
 
 @pytest.mark.slow
 def test_a_run_with_leaders_pinned_to_one_broker(kafka_cluster, tmp_path):
     bootstrap = kafka_cluster.status().bootstrap
     result = stagebench(
-        "run", "--stage", "ingest", *SHORT, "--leader", "2",
+        "run", "--stage", "ingest", *SHORT, "--rate", str(RATE), "--leader", "2",
         "--bootstrap", bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = next(tmp_path.glob("*-ingest-*"))
-    summary = assert_complete_run(run_dir, "ingest", bootstrap)
+    summary = assert_complete_run(run_dir, "ingest", bootstrap, rate=RATE)
     run = json.loads((run_dir / "run.json").read_text())
     topics = [*run["input_topics"], run["output_topic"]]
     leaders = run["metadata"]["leaders"]

@@ -62,6 +62,15 @@ def test_missing_config_file(tmp_path):
         ({"warmup_s": -1}, "warmup must be auto or seconds"),
         ({"warmup_s": "soon"}, "warmup must be auto or seconds"),
         ({"settle_window_s": 300}, "settle_window_s must be"),
+        ({"fault": "flood"}, "fault must be one of"),
+        ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
+        ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),
+        ({"stage": "floor", "fault": "engine-restart"}, "engine-restart needs a Spark job"),
+        ({"fault": "worker-loss"}, "worker-loss kills an executor of a standalone cluster"),
+        (
+            {"stage": "floor", "fault": "worker-loss", "master": "spark://h:7077"},
+            "worker-loss needs a Spark job",
+        ),
     ],
 )
 def test_run_config_validation(values, message):
