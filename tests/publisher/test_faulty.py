@@ -12,19 +12,9 @@ from publisher.config import PublisherConfig
 from publisher.faulty import OVERSIZED_BYTES, FaultySource, due_malformed, malformed
 from publisher.sizing import derive, schedule
 from publisher.source import SyntheticSource
+from tests.ground.test_malformed import GOOD
 
-SPEED_MESSAGE = {
-    s.OBSERVATION_TS: 1_763_867_400_000,
-    s.SCHEDULED_TS: 1_763_867_400_012,
-    s.SEQ: 17,
-    s.ACCURACY: 95.0,
-    s.SPEED: 87.3,
-    s.LOCATION_ID: "RWS01_MONIBAS_0021hrl0414ra",
-    s.LANE: 2,
-    s.LATITUDE: 52.123456,
-    s.LONGITUDE: 5.123456,
-    s.NUM_LANES: 3,
-}
+SPEED_MESSAGE = GOOD
 FLOW_MESSAGE = {**{k: v for k, v in SPEED_MESSAGE.items() if k != s.SPEED}, s.FLOW: 21}
 
 
