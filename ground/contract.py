@@ -58,17 +58,7 @@ INPUT_FIELDS: Final = (
     SCHEDULED_TS,
 )
 
-REQUIRED_FIELDS: Final = (
-    LOCATION_ID,
-    LANE,
-    OBSERVATION_TS,
-    LATITUDE,
-    LONGITUDE,
-    NUM_LANES,
-    ACCURACY,
-    SEQ,
-    SCHEDULED_TS,
-)
+REQUIRED_FIELDS: Final = tuple(f for f in INPUT_FIELDS if f not in KINDS)
 """Fields every input message has (besides exactly one of speed and flow); their types
 and ranges, and what makes a message malformed, are in :mod:`ground.malformed`."""
 
