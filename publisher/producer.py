@@ -47,6 +47,10 @@ def producer_settings(bootstrap: str, config: PublisherConfig) -> dict[str, obje
     return {
         "bootstrap.servers": bootstrap,
         "acks": config.acks,
+        # a retry after a broker restart must not append an input twice (the job would
+        # join both copies, a duplicate output no fault of the pipeline); idempotence
+        # needs acks=all, so with acks 0 or 1 the user has chosen the risk
+        "enable.idempotence": config.acks == "all",
         "linger.ms": config.linger_ms,
         "queue.buffering.max.messages": 1_000_000,
         "queue.buffering.max.kbytes": 1_048_576,
