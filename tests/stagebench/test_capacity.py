@@ -161,6 +161,15 @@ def test_judge_a_steady_probe_and_each_reason():
     up = {"verdict": "rising", "slope_ms_per_min": 900.0}
     rising = judge(1000, _summary(steady_state=up), Criteria())
     assert not rising.sustainable and "rising +900 ms/min" in rising.reasons[0]
+    # a job draining a backlog: falling by more than half its p50 over the period
+    down = {"verdict": "falling", "slope_ms_per_min": -33_000.0, "seconds": 30}
+    draining = judge(1000, _summary(latency_ms={"p50": 9_100.0, "p99": 14_000.0},
+                                    steady_state=down), Criteria())  # fmt: skip
+    assert draining.reasons == ("catching up a backlog: latency falling -33,000 ms/min",)
+    # a job still warming up (a fall of 105 ms on a p50 of 347 ms) is not held against it
+    warming = {"verdict": "falling", "slope_ms_per_min": -210.0, "seconds": 30}
+    warm = _summary(latency_ms={"p50": 347.0, "p99": 746.0}, steady_state=warming)
+    assert judge(1000, warm, Criteria()).sustainable
     slow = judge(1000, _summary(latency_ms={"p50": 12_000.0, "p99": 20_000.0}), Criteria())
     assert "above 10,000 ms" in slow.reasons[0]
     meta = _summary()["metadata"]
