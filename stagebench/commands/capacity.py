@@ -233,21 +233,29 @@ def plot(doc: dict[str, Any], path: Path) -> Path | None:
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    """One line per stage: the median capacity over its searches, per core, and the spread."""
+    """One line per stage: the median capacity over its converged searches, per core, and
+    their spread. A search stopped early (budget, Ctrl-C) only bounds the capacity from
+    below; when no search converged, the table shows the highest such bound."""
     by_stage: dict[tuple[str, str], list[dict]] = {}
     for doc in rows:
         by_stage.setdefault((doc["stage"], doc["impl"]), []).append(doc)
     header = ["stage", "impl", "capacity msg/s", "per core used", "searches", "spread", "minutes"]
     body = []
     for (name, impl), docs in by_stage.items():
-        found = [d["sustainable_mps"] for d in docs if d["sustainable_mps"]]
-        per_core = [d["sustainable_mps_per_core"] for d in docs if d["sustainable_mps_per_core"]]
-        spread = f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-"
+        done = [d for d in docs if d["stopped"] == "converged"]
+        found = [d["sustainable_mps"] for d in done]
+        per_core = [d["sustainable_mps_per_core"] for d in done if d["sustainable_mps_per_core"]]
+        bounds = [d["sustainable_mps"] for d in docs if d["sustainable_mps"]]
+        if found:
+            capacity = f"{statistics.median(found):,.0f}"
+        else:
+            capacity = f"≥ {max(bounds):,.0f}" if bounds else "-"
         body.append([
-            name, impl,
-            f"{statistics.median(found):,.0f}" if found else "-",
+            name, impl, capacity,
             f"{statistics.median(per_core):,.0f}" if per_core else "-",
-            str(len(docs)), spread, f"{sum(d['seconds'] for d in docs) / 60:.1f}",
+            f"{len(done)} of {len(docs)} converged",
+            f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-",
+            f"{sum(d['seconds'] for d in docs) / 60:.1f}",
         ])  # fmt: skip
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]

@@ -4,6 +4,7 @@ import pytest
 
 from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import Criteria, Probe, judge, parse_budget, search
+from stagebench.commands.capacity import format_table
 
 
 def fake(capacity: float, publisher_max: float = float("inf"), flaky: set | None = None):
@@ -197,3 +198,21 @@ def test_judge_names_the_publisher_as_the_bottleneck_only_with_idle_cores():
     # a late send now and then (behind) with the rate achieved says nothing against either
     lagged = {**meta, "publisher": {"achieved_rate": 1000.0, "behind": True, "end_ms": 10_000}}
     assert judge(1000, _summary(metadata=lagged), Criteria()).sustainable
+
+
+def _doc(stage: str, found: float | None, stopped: str) -> dict:
+    per_core = found / 1.2 if found else None
+    return {"stage": stage, "impl": "builtin", "sustainable_mps": found,
+            "sustainable_mps_per_core": per_core, "stopped": stopped, "seconds": 600}  # fmt: skip
+
+
+def test_the_table_takes_the_capacity_from_converged_searches_only():
+    table = format_table([
+        _doc("join", 5660, "converged"), _doc("join", 6000, "converged"),
+        _doc("join", 500, "interrupted"),  # one probe before Ctrl-C: a bound, not a capacity
+        _doc("ingest", 3670, "budget"), _doc("ingest", 16000, "budget"),
+    ])  # fmt: skip
+    join, ingest = table.splitlines()[1:]
+    assert join.split()[2:4] == ["5,830", "4,858"]
+    assert "2 of 3 converged" in join and "5,660–6,000" in join
+    assert "≥ 16,000" in ingest and "0 of 2 converged" in ingest
