@@ -17,8 +17,10 @@ from tests.stagebench.test_runs import _job_pids, stagebench
 pytestmark = [pytest.mark.integration, pytest.mark.spark, pytest.mark.slow]
 
 # a fixed warm-up long enough that the 20 s before the fault have a baseline: a fresh
-# job's first batches take seconds each, leaving most of its first seconds without outputs
-RUN = ["--stage", "join", "--duration", "30", "--warmup", "20", "--tail", "5",
+# job's first batches take seconds each, leaving most of its first seconds without outputs;
+# 30 s after the fault, because on a saturated 2-core box the broker's restart took 10 s and
+# the backlog's drain most of the next 10
+RUN = ["--stage", "join", "--duration", "40", "--warmup", "20", "--tail", "5",
        "--fault-at", "10"]  # fmt: skip
 DOWN_S = 3
 
