@@ -36,6 +36,13 @@ CATCHING_UP = 0.5
 draining a backlog built up before it (one search found 32,000 msg/s "sustainable" at a
 p50 of 9.1 s falling 33 s/min): that rate is not shown sustainable. A slower fall is a
 job still warming up, which says nothing against the rate."""
+GROWING = 0.5
+GROWING_CAP_MS = 1_000.0
+"""A rising trend is held against a probe when it raised the latency over the measured
+period by more than half its median or by more than 1 s. A rate above capacity by the
+search's precision (10 %) raises it by 6 s a minute, 3 s over a 30 s probe; a smaller
+rise is drift: two ingest probes at 4,000 msg/s rose 68 and 90 ms on p50s of 325 and
+425 ms, significant slopes, while another search found 8,000 and 16,000 msg/s steady."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,9 @@ def judge(
     steady = summary.get("steady_state")
     if steady is None:
         reasons.append("too few measured seconds with outputs to judge the trend")
-    elif steady["verdict"] == "rising":
+    elif steady["verdict"] == "rising" and -_fall_ms(steady) > min(
+        GROWING * (lat.get("p50") or 0), GROWING_CAP_MS
+    ):
         reasons.append(f"latency rising {steady['slope_ms_per_min']:+,.0f} ms/min")
     elif steady["verdict"] == "falling" and _fall_ms(steady) > CATCHING_UP * (lat.get("p50") or 0):
         reasons.append(
@@ -150,7 +159,7 @@ def judge(
 
 
 def _fall_ms(steady: dict[str, Any]) -> float:
-    """How far the latency trend fell over the measured seconds, ms."""
+    """How far the latency trend fell over the measured seconds, ms (negative: rose)."""
     return -steady["slope_ms_per_min"] * steady["seconds"] / 60
 
 

@@ -159,9 +159,17 @@ def _summary(**over) -> dict:
 def test_judge_a_steady_probe_and_each_reason():
     ok = judge(1000, _summary(), Criteria(), run_dir="r")
     assert ok.sustainable and ok.engine_cpu_pct == 130.0 and ok.run_dir == "r"
-    up = {"verdict": "rising", "slope_ms_per_min": 900.0}
+    up = {"verdict": "rising", "slope_ms_per_min": 900.0, "seconds": 30}
     rising = judge(1000, _summary(steady_state=up), Criteria())
     assert not rising.sustainable and "rising +900 ms/min" in rising.reasons[0]
+    # a rise of 1.5 s over the period counts even on a p50 of 9 s (a 5 % overload) ...
+    overloaded = {"verdict": "rising", "slope_ms_per_min": 3_000.0, "seconds": 30}
+    slow = _summary(latency_ms={"p50": 9_000.0, "p99": 12_000.0}, steady_state=overloaded)
+    assert not judge(1000, slow, Criteria()).sustainable
+    # ... a significant drift of 90 ms on a p50 of 425 ms does not
+    drift = {"verdict": "rising", "slope_ms_per_min": 180.0, "seconds": 30}
+    drifting = _summary(latency_ms={"p50": 425.0, "p99": 778.0}, steady_state=drift)
+    assert judge(1000, drifting, Criteria()).sustainable
     # a job draining a backlog: falling by more than half its p50 over the period
     down = {"verdict": "falling", "slope_ms_per_min": -33_000.0, "seconds": 30}
     draining = judge(1000, _summary(latency_ms={"p50": 9_100.0, "p99": 14_000.0},
