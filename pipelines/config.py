@@ -13,6 +13,21 @@ from ground.config import require
 from ground.stages import Impl, check_impl, stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+LOCAL_CHECKPOINT_CONF = {
+    "spark.sql.streaming.checkpointFileManagerClass": (
+        "org.apache.spark.sql.execution.streaming.checkpointing."
+        "FileSystemBasedCheckpointFileManager"
+    ),
+    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+}
+"""Spark conf for a checkpoint on the local file system. Without Hadoop's native library,
+which PySpark does not ship, Spark's default checkpoint manager forks ``readlink`` and
+``chmod`` for every offset and commit file it renames into place, and the checksummed
+file system doubles the files: on a 2-core machine the offset and commit writes took
+66 and 71 ms of each 210 ms ingest micro-batch, and its p50 was 233 ms. The plain file
+system's manager renames with rename(2), as atomic on a local disk, and forks one
+``chmod`` per file: 8 and 8 ms of 78, p50 101 ms. Not applied to a checkpoint with a
+scheme (``hdfs://``, ``s3a://``), whose file system has its own costs."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,5 +127,7 @@ class PipelineConfig:
             # the windows close through no-data batches when the watermark moves
             "spark.sql.streaming.noDataMicroBatches.enabled": "true",
         }
+        if "://" not in self.checkpoint_dir or self.checkpoint_dir.startswith("file:"):
+            conf.update(LOCAL_CHECKPOINT_CONF)
         conf.update(self.spark_conf)
         return conf

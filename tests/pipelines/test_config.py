@@ -8,7 +8,7 @@ import pytest
 
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from pipelines.config import ROCKSDB_PROVIDER, PipelineConfig
+from pipelines.config import LOCAL_CHECKPOINT_CONF, ROCKSDB_PROVIDER, PipelineConfig
 from stagebench.cli import build_parser
 from stagebench.commands.pipeline import config_from_args
 
@@ -41,6 +41,24 @@ def test_spark_conf_has_latency_settings_and_overrides_win():
     assert effective["spark.sql.session.timeZone"] == "UTC"
     assert effective["spark.sql.shuffle.partitions"] == "7"
     assert make(shuffle_partitions=3).spark_conf_effective()["spark.sql.shuffle.partitions"] == "3"
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "local"),
+    [("/tmp/run/checkpoint", True), ("file:///tmp/run/checkpoint", True),
+     ("hdfs://namenode:8020/stagebench/run", False)],
+)  # fmt: skip
+def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
+    effective = make(checkpoint_dir=checkpoint).spark_conf_effective()
+    if local:
+        assert LOCAL_CHECKPOINT_CONF.items() <= effective.items()
+    else:
+        assert not LOCAL_CHECKPOINT_CONF.keys() & effective.keys()
+    # the user's spark_conf still wins
+    mine = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem"}
+    assert make(checkpoint_dir=checkpoint, spark_conf=mine).spark_conf_effective().items() >= (
+        mine.items()
+    )
 
 
 @pytest.mark.parametrize(
