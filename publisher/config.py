@@ -46,6 +46,12 @@ class PublisherConfig:
     ramp_rates: tuple[float, ...] = ()
     """ramp: rates (messages/s), one per step."""
     ramp_step_s: float = 10.0
+    lead_in_s: float = 0.0
+    """latency: seconds published at ``lead_in_share`` of the rate before the rate itself.
+    A capacity probe warms its job up this way: a cold job at the full rate builds a
+    start-up backlog it may still be draining when measured (falling latency above
+    capacity), where after a lead-in a rate above capacity shows rising latency."""
+    lead_in_share: float = 0.5
     faulty_fraction: float = 0.01
     """faulty-event: share of all records that are malformed (extra to the valid ones)."""
     duration_s: float | None = None
@@ -90,6 +96,15 @@ class PublisherConfig:
         )
         require(self.backlog_s >= 0 and self.backlog_rate > 0, "backlog_s >= 0, backlog_rate > 0")
         require(self.ramp_step_s > 0, "ramp_step_s must be > 0")
+        require(self.lead_in_s >= 0, f"lead_in_s must be >= 0, got {self.lead_in_s}")
+        require(
+            self.lead_in_s == 0 or self.workload == "latency",
+            f"lead_in_s is for the latency workload only, not {self.workload}",
+        )
+        require(
+            0 < self.lead_in_share <= 1,
+            f"lead_in_share must be in (0, 1], got {self.lead_in_share}",
+        )
         require(
             0 < self.faulty_fraction < 1,
             f"faulty_fraction must be between 0 and 1 (exclusive), got {self.faulty_fraction}",

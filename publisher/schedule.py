@@ -122,8 +122,20 @@ class Schedule:
         return [2 * len(self.tick_offsets(k)) for k in range(ticks)]
 
 
-def constant(pairs_per_s: float, tick_s: float, end_s: float) -> Schedule:
-    return Schedule((Steady(0.0, end_s, pairs_per_s),), tick_s, end_s)
+def constant(
+    pairs_per_s: float,
+    tick_s: float,
+    end_s: float,
+    lead_in_s: float = 0.0,
+    lead_in_pairs_per_s: float = 0.0,
+) -> Schedule:
+    """The rate until ``end_s``, after ``lead_in_s`` seconds at ``lead_in_pairs_per_s``."""
+    if lead_in_s <= 0:
+        return Schedule((Steady(0.0, end_s, pairs_per_s),), tick_s, end_s)
+    lead = min(lead_in_s, end_s)
+    return Schedule(
+        (Steady(0.0, lead, lead_in_pairs_per_s), Steady(lead, end_s, pairs_per_s)), tick_s, end_s
+    )
 
 
 def periodic_burst(
@@ -178,3 +190,5 @@ class Shape:
     backlog_s: float = 0.0
     ramp_pairs_per_s: tuple[float, ...] = ()
     ramp_step_s: float = 10.0
+    lead_in_s: float = 0.0
+    lead_in_pairs_per_s: float = 0.0

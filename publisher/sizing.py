@@ -94,6 +94,8 @@ def schedule(config: PublisherConfig, sizing: Sizing) -> shapes.Schedule:
         backlog_s=config.backlog_s,
         ramp_pairs_per_s=tuple(r / 2.0 for r in config.ramp_rates),
         ramp_step_s=config.ramp_step_s,
+        lead_in_s=config.lead_in_s,
+        lead_in_pairs_per_s=sizing.rate / 2.0 * config.lead_in_share,
     )
     return chosen.shape(shape)
 

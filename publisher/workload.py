@@ -39,7 +39,9 @@ WORKLOADS: Final[tuple[Workload, ...]] = (
         backlog_first=False,
         bursts=False,
         faulty=False,
-        shape=lambda p: s.constant(p.pairs_per_s, p.tick_s, p.end_s),
+        shape=lambda p: s.constant(
+            p.pairs_per_s, p.tick_s, p.end_s, p.lead_in_s, p.lead_in_pairs_per_s
+        ),
     ),
     Workload(
         "periodic-burst",

@@ -27,7 +27,7 @@ from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
-from stagebench.capacity import PROBE_DURATION_S, PROBE_WARMUP_MAX_S
+from stagebench.capacity import PROBE_DURATION_S, PROBE_LEAD_IN_S, PROBE_WARMUP_MAX_S
 from stagebench.faults import FAULTS
 from stagebench.settings import RunConfig
 
@@ -70,6 +70,11 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
      f"than 10 %% over {_R.settle_window_s:g} s (default: {_R.warmup_s})"),
     ("--warmup-max", "warmup_max_s", float, f"longest auto warm-up, seconds "
      f"(default: {_R.warmup_max_s:g})"),
+    ("--warmup-min", "warmup_min_s", float, "shortest auto warm-up, seconds: the JIT can "
+     f"plateau before its next drop (default: {_R.warmup_min_s:g})"),
+    ("--lead-in", "lead_in_s", float, "seconds published at half the rate before the warm-up, "
+     "so the job warms up without a start-up backlog; latency workload only "
+     f"(default: {_R.lead_in_s:g})"),
     ("--tail", "tail_s", float, f"seconds published after the measured period "
      f"(default: {_R.tail_s:g})"),
     ("--partitions", "partitions", int, f"partitions per topic (default: {_R.partitions})"),
@@ -598,8 +603,9 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
         "results/<time>-capacity-<stage>-<id>/ with capacity.json, capacity.md, capacity.png "
         "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
         "bracket found so far. Probes measure for "
-        f"{PROBE_DURATION_S:g} s after at most {PROBE_WARMUP_MAX_S:g} s of warm-up unless "
-        "--duration and --warmup-max say otherwise.",
+        f"{PROBE_DURATION_S:g} s after a {PROBE_LEAD_IN_S:g} s lead-in at half the rate and "
+        f"at most {PROBE_WARMUP_MAX_S:g} s of warm-up at the rate unless --duration, "
+        "--lead-in and --warmup-max say otherwise.",
     )
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--stage", choices=SPARK_STAGES, help="the stage to measure")
@@ -660,7 +666,11 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
     add_run_arguments(
         parser,
         skip=("rate", "workload", "fault", "fault_at_s", "fault_down_s"),
-        defaults={"duration_s": f"{PROBE_DURATION_S:g}", "warmup_max_s": f"{PROBE_WARMUP_MAX_S:g}"},
+        defaults={
+            "duration_s": f"{PROBE_DURATION_S:g}",
+            "warmup_max_s": f"{PROBE_WARMUP_MAX_S:g}",
+            "lead_in_s": f"{PROBE_LEAD_IN_S:g}",
+        },
     )
     _handler(parser, "capacity:run")
 

@@ -214,11 +214,13 @@ class Run:
             backlog = section.get("backlog_s", PublisherConfig.backlog_s)
             duration += backlog + run.ready_timeout_s
         else:
+            duration += run.lead_in_s
             duration += run.warmup_max_s if run.warmup_s == "auto" else float(run.warmup_s)
         return {
             **section,
             "rate": self.run.rate,
             "workload": self.run.workload,
+            "lead_in_s": run.lead_in_s,
             "duration_s": duration,
             "speed_topic": self.topics.speed,
             "flow_topic": self.topics.flow,
@@ -264,6 +266,7 @@ class Run:
             else:
                 self._start_pipeline()
                 self._start_publisher()
+                self._lead_in()
                 self._warm_up()
                 self.marks["start_ms"] = self._broker_mark("start of the measured period")
             if run.fault:
@@ -296,19 +299,27 @@ class Run:
             self._shutdown(status)
         return RunResult(self.dir, self._evaluate())
 
+    def _lead_in(self) -> None:
+        if self.run.lead_in_s:
+            rate = self.run.rate * self.publisher.lead_in_share
+            self._wait(self.run.lead_in_s, f"lead-in at {rate:,.0f} msg/s")
+
     def _warm_up(self) -> None:
         """Publish at the rate until the job is warm: fixed seconds, or until settled."""
         run = self.run
         began = time.monotonic()
+        lead_in = {"lead_in_s": run.lead_in_s} if run.lead_in_s else {}
         if run.warmup_s != "auto":
             self._wait(float(run.warmup_s), "warming up")
-            self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None}
+            self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
+                           **lead_in}  # fmt: skip
             if not run.warmup_s:
                 self._warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
         self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
         settled = False
-        next_check = began + run.settle_window_s
+        shortest = run.shortest_warmup_s
+        next_check = began + max(run.settle_window_s, shortest)
         with self.console.task("warming up until the latency is steady", run.warmup_max_s) as up:
             while (now := time.monotonic()) < began + run.warmup_max_s:
                 self._check_health()
@@ -320,7 +331,8 @@ class Run:
                 time.sleep(0.2)
         found = round(time.monotonic() - began, 1)
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
-                       "max_s": run.warmup_max_s, "window_s": run.settle_window_s}  # fmt: skip
+                       "min_s": shortest, "max_s": run.warmup_max_s,
+                       "window_s": run.settle_window_s, **lead_in}  # fmt: skip
         if settled:
             self.console.step(
                 f"warm-up over after {found:g} s: the latency has settled "

@@ -15,6 +15,7 @@ from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
     PROBE_DURATION_S,
+    PROBE_LEAD_IN_S,
     PROBE_SETTLE_WINDOW_S,
     PROBE_WARMUP_MAX_S,
     Criteria,
@@ -48,7 +49,10 @@ def run(args) -> int:
     # a probe's own defaults, beneath the config file and the command line
     probe = {
         "duration_s": PROBE_DURATION_S,
+        "lead_in_s": PROBE_LEAD_IN_S,
         "warmup_max_s": PROBE_WARMUP_MAX_S,
+        # the lead-in warmed the job up: at the rate, the settle window is enough
+        "warmup_min_s": 0.0,
         "settle_window_s": PROBE_SETTLE_WINDOW_S,
     }
     for key, value in probe.items():
@@ -78,6 +82,11 @@ def run(args) -> int:
     return 130 if rows and rows[-1]["stopped"] == "interrupted" else (1 if failed else 0)
 
 
+PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_window_s",
+              "duration_s", "tail_s")  # fmt: skip
+"""How each probe ran, kept in capacity.json beside its verdicts."""
+
+
 def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> dict:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = Path(base.results_dir) / f"{stamp}-capacity-{name}-{new_run_id()}"
@@ -100,6 +109,7 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
     found = search(probe, args.start, args.max, args.precision, budget_s)
     doc = capacity_doc(name, impl, found, args.precision, criteria, time.monotonic() - began)
     doc["dir"] = str(out)
+    doc["probe"] = {key: getattr(probe_base, key) for key in PROBE_KEYS}
     write(out, doc)
     return doc
 
@@ -177,6 +187,7 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
         "and every output agrees with its inputs; a probe whose publisher fell behind says "
         "nothing about the stage. A failed probe is repeated once before it counts.",
         "",
+        *([_probe_line(doc["probe"]), ""] if doc.get("probe") else []),
         "| rate msg/s | verdict | p50 ms | p99 ms | engine CPU % of a core | reasons | run |",
         "|---:|---|---:|---:|---:|---|---|",
     ]
@@ -189,6 +200,19 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
     if image is not None:
         lines += ["", f"![latency against offered rate]({image.name})"]
     return "\n".join(lines) + "\n"
+
+
+def _probe_line(probe: dict[str, Any]) -> str:
+    warmup = (
+        f"until settled over {probe['settle_window_s']:g} s, at most {probe['warmup_max_s']:g} s"
+        if probe["warmup_s"] == "auto"
+        else f"{probe['warmup_s']:g} s"
+    )
+    lead_in = f"{probe['lead_in_s']:g} s at half the rate, then " if probe["lead_in_s"] else ""
+    return (
+        f"Each probe published {lead_in}the rate: a warm-up ({warmup}), "
+        f"{probe['duration_s']:g} s measured and a {probe['tail_s']:g} s tail."
+    )
 
 
 def _num(value: float | None) -> str:

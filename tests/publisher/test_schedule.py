@@ -36,6 +36,14 @@ def test_constant_schedule_has_rate_per_tick():
     assert offsets[0] >= 3.0 and offsets[-1] < 4.0
 
 
+def test_lead_in_publishes_its_rate_first_then_the_rate():
+    sched = workload.constant(200, 1.0, 6.0, lead_in_s=2.5, lead_in_pairs_per_s=100)
+    assert sched.messages_per_tick(6) == [200, 200, 300, 400, 400, 400]
+    assert workload.constant(200, 1.0, 6.0, lead_in_s=0, lead_in_pairs_per_s=100) == (
+        workload.constant(200, 1.0, 6.0)
+    )
+
+
 def test_time_scale_makes_short_ticks():
     sched = workload.constant(pairs_per_s=200, tick_s=0.5, end_s=2.0)
     assert sched.ticks == 4

@@ -56,6 +56,9 @@ def test_odd_rate_is_rounded_to_whole_lanes():
         {"speed_topic": "x", "flow_topic": "x"},
         {"time_scale": 0},
         {"burst_every_s": 1, "burst_duration_s": 2},
+        {"lead_in_s": -1},
+        {"lead_in_s": 10, "workload": "periodic-burst"},
+        {"lead_in_s": 10, "lead_in_share": 0},
         {"colour": "red"},
     ],
 )
@@ -73,6 +76,11 @@ def test_config_from_mapping_accepts_lists_and_derives_run_length():
     assert PublisherConfig().end_s == 60
     assert PublisherConfig(workload="single-burst", backlog_s=30).end_s == 90
     assert PublisherConfig(max_messages=10).end_s == math.inf
+
+
+def test_lead_in_publishes_a_share_of_the_lanes_then_all():
+    config = PublisherConfig(rate=400, lead_in_s=2, lead_in_share=0.25, duration_s=4)
+    assert schedule(config, derive(config)).messages_per_tick(4) == [100, 100, 400, 400]
 
 
 def test_pool_grows_with_distinct_locations_after_the_base():

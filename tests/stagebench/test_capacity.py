@@ -146,9 +146,8 @@ def _summary(**over) -> dict:
         "steady_state": {"verdict": "steady", "slope_ms_per_min": 3.0},
         "trusted": True,
         "machine": {"cores": 2},
-        "throughput": {"drain_ms": 1500},
+        "throughput": {"drain_ms": 1500, "input_mps": 1000.0},
         "metadata": {
-            "publisher": {"achieved_rate": 1000.0, "behind": False, "end_ms": 10_000},
             "marks_ms": {"drained_ms": 12_000},
             "resources": {"engine": {"cpu_percent_mean": 130.0}},
         },
@@ -182,7 +181,7 @@ def test_judge_a_steady_probe_and_each_reason():
     slow = judge(1000, _summary(latency_ms={"p50": 12_000.0, "p99": 20_000.0}), Criteria())
     assert "above 10,000 ms" in slow.reasons[0]
     meta = _summary()["metadata"]
-    late = judge(1000, _summary(throughput={"drain_ms": 15_000}), Criteria())
+    late = judge(1000, _summary(throughput={"drain_ms": 15_000, "input_mps": 1000}), Criteria())
     assert late.reasons == ("drained 15.0 s after the input stopped",)
     stuck = judge(1000, _summary(metadata={**meta, "marks_ms": {}}), Criteria())
     assert "did not drain" in stuck.reasons[0]
@@ -193,19 +192,19 @@ def test_judge_a_steady_probe_and_each_reason():
 
 
 def test_judge_names_the_publisher_as_the_bottleneck_only_with_idle_cores():
-    meta = _summary()["metadata"]
-    short = {**meta, "publisher": {"achieved_rate": 800.0, "behind": True, "end_ms": 10_000}}
-    probe = judge(1000, _summary(metadata=short), Criteria())
+    short = {"drain_ms": 1500, "input_mps": 800.0}
+    probe = judge(1000, _summary(throughput=short), Criteria())
     assert probe.publisher_bound and probe.verdict == "publisher-bound"
     assert "the load generator, not the stage" in probe.reasons[0]
     # every core busy: the job starved the publisher, which is the stage's overload
-    busy = _summary(metadata=short, machine={"cores": 2, "saturated_share": 0.6})
+    busy = _summary(throughput=short, machine={"cores": 2, "saturated_share": 0.6})
     probe = judge(1000, busy, Criteria())
     assert not probe.publisher_bound and probe.verdict == "unsustainable"
-    assert "achieved 800 of 1,000 msg/s on a saturated machine" in probe.reasons[0]
-    # a late send now and then (behind) with the rate achieved says nothing against either
-    lagged = {**meta, "publisher": {"achieved_rate": 1000.0, "behind": True, "end_ms": 10_000}}
-    assert judge(1000, _summary(metadata=lagged), Criteria()).sustainable
+    assert "received 800 of 1,000 msg/s on a saturated machine" in probe.reasons[0]
+    # the rate over the measured period counts, not the publisher's whole run: a lead-in
+    # at half the rate lowers the latter and says nothing against either
+    lead_in = _summary(metadata={**_summary()["metadata"], "publisher": {"achieved_rate": 800}})
+    assert judge(1000, lead_in, Criteria()).sustainable
 
 
 def _doc(stage: str, found: float | None, stopped: str) -> dict:

@@ -18,7 +18,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     # sustains both), more on a busy one; what each probe is judged is the machine's
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
-        "--duration", "10", "--warmup", "10", "--tail", "3", "--budget", "3m",
+        "--duration", "10", "--lead-in", "5", "--warmup", "10", "--tail", "3", "--budget", "3m",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -36,7 +36,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         assert run_dir.parent == out and (run_dir / "summary.json").exists()
         summary = json.loads((run_dir / "summary.json").read_text())
         assert (summary["run"]["rate"], summary["run"]["workload"]) == (probe["rate"], "latency")
-        assert summary["run"]["duration_s"] == 10
+        assert summary["run"]["duration_s"] == 10 and summary["warmup"]["lead_in_s"] == 5
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
     sustainable = [p["rate"] for p in doc["probes"] if p["sustainable"]]
     assert doc["sustainable_mps"] == (max(sustainable) if sustainable else None)
@@ -45,4 +45,5 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         assert f"{doc['sustainable_mps']:,.0f} msg/s sustainable" in result.stdout
     assert (out / "capacity.png").exists()
     table = (out / "capacity.md").read_text()
+    assert doc["probe"]["lead_in_s"] == 5 and "5 s at half the rate" in table
     assert all(f"| {p['rate']:,.0f} | {p['verdict']} |" in table for p in doc["probes"])

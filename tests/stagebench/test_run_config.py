@@ -53,6 +53,12 @@ def test_missing_config_file(tmp_path):
         load(tmp_path / "nope.toml", {})
 
 
+def test_a_spark_stage_warms_up_at_least_the_minimum_the_floor_not():
+    assert RunConfig(stage="join").shortest_warmup_s == 120
+    assert RunConfig(stage="join", warmup_max_s=60).shortest_warmup_s == 60
+    assert RunConfig(stage="floor").shortest_warmup_s == 0
+
+
 @pytest.mark.parametrize(
     ("values", "message"),
     [
@@ -62,6 +68,8 @@ def test_missing_config_file(tmp_path):
         ({"warmup_s": -1}, "warmup must be auto or seconds"),
         ({"warmup_s": "soon"}, "warmup must be auto or seconds"),
         ({"settle_window_s": 300}, "settle_window_s must be"),
+        ({"lead_in_s": -5}, "lead_in_s must be >= 0"),
+        ({"warmup_min_s": -1}, "warmup_min_s must be >= 0"),
         ({"fault": "flood"}, "fault must be one of"),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),

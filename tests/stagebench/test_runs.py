@@ -227,6 +227,23 @@ def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstr
     assert "WARNING" in result.stdout + result.stderr
 
 
+def test_auto_warm_up_ends_once_the_live_latency_has_settled(kafka_bootstrap, tmp_path):
+    # the floor (no JVM: no minimum) settles at once; the default run's own path
+    config = tmp_path / "auto.toml"
+    config.write_text("[run]\nsettle_window_s = 10\nwarmup_max_s = 40\n")
+    result = stagebench(
+        "run", "--stage", "floor", "--duration", "10", "--warmup", "auto", "--config",
+        str(config), "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    summary = json.loads(next(tmp_path.glob("*-floor-*/summary.json")).read_text())
+    warmup = summary["warmup"]
+    assert (warmup["mode"], warmup["settled"], warmup["min_s"]) == ("auto", True, 0), warmup
+    assert 10 <= warmup["seconds"] < 40, warmup
+    assert "warm-up over after" in result.stdout + result.stderr
+    assert summary["records"]["missing"] == 0 and summary["latency_ms"]["count"] > 0
+
+
 @pytest.mark.slow
 @pytest.mark.spark
 def test_a_run_without_warm_up_is_still_falling(kafka_bootstrap, tmp_path):
