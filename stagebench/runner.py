@@ -210,17 +210,19 @@ class Run:
         # warm-up (auto) and the job's start (after a backlog) take as long as they take
         run = self.run
         duration = run.duration_s + run.tail_s + PUBLISH_MARGIN_S
+        # the command line's (or [run]'s) lead-in, else [publisher]'s
+        lead_in = run.lead_in_s or float(section.get("lead_in_s", 0.0))
         if self.workload.backlog_first:
             backlog = section.get("backlog_s", PublisherConfig.backlog_s)
             duration += backlog + run.ready_timeout_s
         else:
-            duration += run.lead_in_s
+            duration += lead_in
             duration += run.warmup_max_s if run.warmup_s == "auto" else float(run.warmup_s)
         return {
             **section,
             "rate": self.run.rate,
             "workload": self.run.workload,
-            "lead_in_s": run.lead_in_s,
+            "lead_in_s": lead_in,
             "duration_s": duration,
             "speed_topic": self.topics.speed,
             "flow_topic": self.topics.flow,
@@ -300,15 +302,15 @@ class Run:
         return RunResult(self.dir, self._evaluate())
 
     def _lead_in(self) -> None:
-        if self.run.lead_in_s:
+        if self.publisher.lead_in_s:
             rate = self.run.rate * self.publisher.lead_in_share
-            self._wait(self.run.lead_in_s, f"lead-in at {rate:,.0f} msg/s")
+            self._wait(self.publisher.lead_in_s, f"lead-in at {rate:,.0f} msg/s")
 
     def _warm_up(self) -> None:
         """Publish at the rate until the job is warm: fixed seconds, or until settled."""
         run = self.run
         began = time.monotonic()
-        lead_in = {"lead_in_s": run.lead_in_s} if run.lead_in_s else {}
+        lead_in = {"lead_in_s": self.publisher.lead_in_s} if self.publisher.lead_in_s else {}
         if run.warmup_s != "auto":
             self._wait(float(run.warmup_s), "warming up")
             self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
