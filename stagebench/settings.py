@@ -76,17 +76,17 @@ class RunConfig:
     warmup_max_s: float = 180.0
     warmup_min_s: float = 120.0
     """Auto warm-up of a Spark stage: the shortest (capped at ``warmup_max_s``; the floor
-    runs no JVM and has none). The JIT compiles in tiers,
-    and a settled-looking plateau can come before the next drop: a join run's latency
-    held 600–800 ms from 40 s to 70 s and fell to 550 ms by 100 s; measured from 74 s its
-    p50 was 17 % above the median of three suites, where its siblings' warm-ups of
-    127 s and 180 s were within 10 %."""
+    runs no JVM and has none). The JIT compiles in tiers, and a settled-looking plateau
+    can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
+    and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
+    three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %."""
     settle_window_s: float = 60.0
-    lead_in_s: float = 0.0
-    """Seconds published at half the rate (``[publisher] lead_in_share``) before the
-    warm-up: the job warms up without a start-up backlog (capacity probes)."""
     """Auto warm-up: the window of per-second latencies whose trend must change them by
     less than 10 % of their median (:func:`evaluator.steady.is_settled`)."""
+    lead_in_s: float = 0.0
+    """Seconds published at half the rate (``[publisher] lead_in_share``) before the
+    warm-up, so the job warms up without a start-up backlog (capacity probes); 0 leaves
+    ``[publisher] lead_in_s``."""
     tail_s: float = 5.0
     """Publishing goes on this long after the measured period so the last windows close."""
     drain_timeout_s: float = 60.0
