@@ -132,10 +132,7 @@ def constant(
     """The rate until ``end_s``, after ``lead_in_s`` seconds at ``lead_in_pairs_per_s``."""
     if lead_in_s <= 0:
         return Schedule((Steady(0.0, end_s, pairs_per_s),), tick_s, end_s)
-    lead = min(lead_in_s, end_s)
-    return Schedule(
-        (Steady(0.0, lead, lead_in_pairs_per_s), Steady(lead, end_s, pairs_per_s)), tick_s, end_s
-    )
+    return _after(lead_in_pairs_per_s, lead_in_s, pairs_per_s, tick_s, end_s)
 
 
 def periodic_burst(
@@ -158,8 +155,15 @@ def single_burst(
     pairs_per_s: float, backlog_pairs_per_s: float, backlog_s: float, tick_s: float, end_s: float
 ) -> Schedule:
     """A backlog of ``backlog_s`` seconds at a high rate, then the base rate."""
+    return _after(backlog_pairs_per_s, backlog_s, pairs_per_s, tick_s, end_s)
+
+
+def _after(
+    first_pairs_per_s: float, first_s: float, pairs_per_s: float, tick_s: float, end_s: float
+) -> Schedule:
+    """``first_s`` seconds at ``first_pairs_per_s``, then ``pairs_per_s`` until ``end_s``."""
     return Schedule(
-        (Steady(0.0, backlog_s, backlog_pairs_per_s), Steady(backlog_s, end_s, pairs_per_s)),
+        (Steady(0.0, first_s, first_pairs_per_s), Steady(first_s, end_s, pairs_per_s)),
         tick_s,
         end_s,
     )

@@ -33,6 +33,14 @@ at the full rate builds a start-up backlog: above capacity its latency was still
 falling after a minute (draining that backlog with ever larger micro-batches), and near
 capacity whether it caught up by the measured period was chance. After the lead-in a
 rate above capacity shows its latency rising, as SPEC §5 defines it."""
+PROBE_DEFAULTS: dict[str, float] = {
+    "duration_s": PROBE_DURATION_S,
+    "lead_in_s": PROBE_LEAD_IN_S,
+    "warmup_max_s": PROBE_WARMUP_MAX_S,
+    "warmup_min_s": 0.0,  # the lead-in warmed the job up: at the rate, the settle window is enough
+    "settle_window_s": PROBE_SETTLE_WINDOW_S,
+}
+"""A probe's ``[run]`` values unless the config file or the command line give them."""
 PUBLISHER_SHORTFALL = 0.05
 """A probe whose broker received less than 95 % of its rate over the measured period was
 not offered that rate: on a machine with idle cores the publisher is the bottleneck

@@ -27,7 +27,12 @@ from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
-from stagebench.capacity import PROBE_DURATION_S, PROBE_LEAD_IN_S, PROBE_WARMUP_MAX_S
+from stagebench.capacity import (
+    PROBE_DEFAULTS,
+    PROBE_DURATION_S,
+    PROBE_LEAD_IN_S,
+    PROBE_WARMUP_MAX_S,
+)
 from stagebench.faults import FAULTS
 from stagebench.settings import RunConfig
 
@@ -666,11 +671,7 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
     add_run_arguments(
         parser,
         skip=("rate", "workload", "fault", "fault_at_s", "fault_down_s"),
-        defaults={
-            "duration_s": f"{PROBE_DURATION_S:g}",
-            "warmup_max_s": f"{PROBE_WARMUP_MAX_S:g}",
-            "lead_in_s": f"{PROBE_LEAD_IN_S:g}",
-        },
+        defaults={key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
     )
     _handler(parser, "capacity:run")
 

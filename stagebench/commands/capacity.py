@@ -14,10 +14,7 @@ from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
-    PROBE_DURATION_S,
-    PROBE_LEAD_IN_S,
-    PROBE_SETTLE_WINDOW_S,
-    PROBE_WARMUP_MAX_S,
+    PROBE_DEFAULTS,
     Criteria,
     Probe,
     SearchResult,
@@ -47,15 +44,7 @@ def run(args) -> int:
                         max_engine_cpu_pct=args.max_cpu)  # fmt: skip
     settings = load(args.config, run_overrides(args, workload="latency"))
     # a probe's own defaults, beneath the config file and the command line
-    probe = {
-        "duration_s": PROBE_DURATION_S,
-        "lead_in_s": PROBE_LEAD_IN_S,
-        "warmup_max_s": PROBE_WARMUP_MAX_S,
-        # the lead-in warmed the job up: at the rate, the settle window is enough
-        "warmup_min_s": 0.0,
-        "settle_window_s": PROBE_SETTLE_WINDOW_S,
-    }
-    for key, value in probe.items():
+    for key, value in PROBE_DEFAULTS.items():
         if key not in settings.values["run"]:
             settings.values["run"][key] = value
             settings.sources["run"][key] = "capacity default"
