@@ -15,7 +15,10 @@ several: across the runs, :mod:`evaluator.confidence`), increments carry the
 interval of the difference and whether it excludes 0, and runs that differ in
 more than stage and implementation (rate, workload, settings, Kafka) are
 refused unless the caller allows a mixed comparison, which then names the
-differences above the table.
+differences above the table. The machine's pace (a fixed piece of work timed on one
+core before and after each run, summary.json's ``machine.pace``) is shown per row, and
+a spread of more than :data:`PACE_SPREAD_WARN` across the runs is said above the table:
+differences of that size between rows may be the host's.
 """
 
 import json
@@ -49,6 +52,9 @@ VERDICTS = ("steady", "rising", "falling")
 MARK = "!"
 INCREMENT_NOTE = "stage pXX − pXX of the stage under 'over' (difference of percentiles, ms)"
 BASELINE_IMPL = "builtin"
+PACE_SPREAD_WARN = 0.10
+"""Say so when the slowest run's pace is more than this share above the fastest's: the
+same join gave p50 356 ms on one host pace and 494–530 ms on another."""
 
 # What two runs of one comparison must share besides stage and implementation:
 # these keys of summary.json's ``run`` section, and every key of these ``config``
@@ -75,6 +81,21 @@ class Comparison:
 
     rows: list[dict[str, Any]]
     differences: list[str] = field(default_factory=list)
+    pace_spread: float | None = None
+    """Slowest over fastest run's pace − 1 (None: fewer than two runs with a pace)."""
+
+    @property
+    def pace_note(self) -> str | None:
+        """The caveat when the runs' pace spread is above :data:`PACE_SPREAD_WARN`."""
+        if self.pace_spread is None or self.pace_spread <= PACE_SPREAD_WARN:
+            return None
+        paces = [p for r in self.rows for p in r["run_paces_ms"] if p]
+        return (
+            f"the machine's pace varied by {self.pace_spread * 100:.0f} % across these runs (a "
+            f"fixed piece of work took {min(paces):g} to {max(paces):g} ms on one core; warn above "
+            f"{PACE_SPREAD_WARN * 100:.0f} %): differences of that size between rows may be the "
+            "host's, not the pipeline's"
+        )
 
 
 def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Comparison:
@@ -106,7 +127,8 @@ def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Compar
     """
     run_dirs = [Path(d) for d in run_dirs]
     summaries = {str(d): read_summary(d) for d in run_dirs}
-    rows = aggregate([run_row(d, summaries[str(d)]) for d in run_dirs])
+    runs = [run_row(d, summaries[str(d)]) for d in run_dirs]
+    rows = aggregate(runs)
     found = differences(summaries)
     if found and not allow_mixed:
         raise EvaluationError(
@@ -114,7 +136,7 @@ def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Compar
             f"would mix conditions: {'; '.join(found)}. Compare runs made with the same "
             "settings, or allow a mixed comparison (stagebench compare --allow-mixed)"
         )
-    return Comparison(rows, found)
+    return Comparison(rows, found, pace_spread([r["pace_ms"] for r in runs]))
 
 
 def read_summary(run_dir: Path) -> Any:
@@ -150,6 +172,7 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
             "warnings": [str(w) for w in _list(summary.get("warnings"), "warnings")],
             "steady": _verdict(summary.get("steady_state")),
             **{f"{q}_ci95": _bounds(confidence.get(q), q) for q in CI_QUANTILES},
+            "pace_ms": run_pace((summary.get("machine") or {}).get("pace")),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise EvaluationError(
@@ -159,6 +182,20 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
     if row["stage"] not in STAGES:
         raise EvaluationError(f"{path}: unknown stage {row['stage']!r} (known: {STAGES})")
     return row
+
+
+def run_pace(pace: Any) -> float | None:
+    """One run's pace, ms: the mean of its timings before and after (either alone when
+    the other is missing); None for runs made before pace was recorded."""
+    values = [_number(pace.get(k)) for k in ("before_ms", "after_ms")] if pace else []
+    known = [v for v in values if v]
+    return round(statistics.fmean(known), 2) if known else None
+
+
+def pace_spread(paces: list[float | None]) -> float | None:
+    """Slowest over fastest − 1 of the known paces; None with fewer than two."""
+    known = [p for p in paces if p]
+    return round(max(known) / min(known) - 1, 4) if len(known) >= 2 else None
 
 
 def _number(value: Any) -> float | None:
@@ -215,6 +252,9 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
         entry["run_dirs"] = [r["run_dir"] for r in runs]
         entry["steady"] = [r["steady"] for r in runs]
+        entry["run_paces_ms"] = [r["pace_ms"] for r in runs]
+        paces = [p for p in entry["run_paces_ms"] if p]
+        entry["pace_ms"] = statistics.median(paces) if paces else None
         warnings = (f"{r['run_dir']}: {w}" for r in runs for w in r["warnings"])
         entry["warnings"] = list(dict.fromkeys(warnings))
         entry["mark"] = MARK if entry["warnings"] else ""
@@ -446,6 +486,7 @@ _COLUMNS = (
     ("+p99", False, lambda r: _increment(r, "p99")),
     ("over", True, lambda r: r["increment_over"] or "-"),
     ("runs", False, lambda r: format_cell(r["repetitions"])),
+    ("pace", False, lambda r: format_ms(r.get("pace_ms"))),
     ("steady", True, lambda r: _steady(r.get("steady") or [])),
 )
 
@@ -483,7 +524,9 @@ def _notes(rows: list[dict[str, Any]]) -> list[list[str]]:
             "[lo–hi] from both stages' intervals (normal approximation);",
             "n.s.: that interval contains 0, the increment is not significant at 95 %",
         ],
-        [f"steady: each run's verdict on its per-second p50 trend (-: not recorded); "
+        ["pace: ms one core took for a fixed piece of work around the runs (lower: a faster "
+         "host; -: not recorded);",
+         f"steady: each run's verdict on its per-second p50 trend (-: not recorded); "
          f"{MARK}N: warning N below"],
     ]  # fmt: skip
 
@@ -512,6 +555,8 @@ def format_table(comparison: Comparison) -> str:
         )
         lines += [f"  {d}" for d in comparison.differences]
         lines.append("")
+    if note := comparison.pace_note:
+        lines += [f"PACE: {note}", ""]
     lines += [line(headers), "  ".join("-" * w for w in widths)]
     lines += [line(b) for b in body]
     lines += ["\n    ".join(note) for note in _notes(comparison.rows)]
@@ -534,6 +579,8 @@ def to_markdown(comparison: Comparison) -> str:
         lines.append("")
         lines += [f"- {d}" for d in comparison.differences]
         lines.append("")
+    if note := comparison.pace_note:
+        lines += [f"**PACE**: {note}", ""]
     lines.append("| " + " | ".join(headers) + " |")
     lines.append("|" + "".join("---|" if a else "---:|" for a in left))
     lines += ["| " + " | ".join(b) + " |" for b in body]

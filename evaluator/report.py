@@ -137,6 +137,7 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         f"first output {_fmt(thr.get('first_output_delay_ms'))} ms after the first input.",
         "",
     ]
+    lines += _conditions(summary)
     if summary.get("recovery"):
         lines += _recovery(summary["recovery"], period["measured_from_ms"])
     if summary.get("missing"):
@@ -156,6 +157,44 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     if images:
         lines += ["## Plots", ""] + [f"![{name}]({name})" for name in images] + [""]
     return "\n".join(lines)
+
+
+def _conditions(summary: dict[str, Any]) -> list[str]:
+    """What the figures were measured under: warm-up, steadiness, precision, the machine."""
+    lines = ["## Conditions", ""]
+    if warmup := summary.get("warmup"):
+        settled = {True: ", settled", False: ", not settled"}.get(warmup.get("settled"), "")
+        lines.append(f"- warm-up: {warmup.get('mode')}, {_fmt(warmup.get('seconds'))} s{settled}")
+    if steady := summary.get("steady_state"):
+        lo, hi = steady["ci95"]
+        lines.append(
+            f"- measured period: {steady['verdict']}, per-second p50 trend "
+            f"{steady['slope_ms_per_min']:+,.1f} ms/min (95 % interval {lo:+,.1f} to "
+            f"{hi:+,.1f}) over {steady['seconds']} s with outputs"
+        )
+    confidence = summary.get("confidence") or {}
+    for q in ("p50", "p99"):
+        if bounds := confidence.get(q):
+            lines.append(f"- {q} 95 % interval: {_fmt(bounds[0])}–{_fmt(bounds[1])} ms "
+                         f"({confidence.get('method')})")  # fmt: skip
+    if machine := summary.get("machine"):
+        busy, saturated = machine.get("cpu_total_pct_mean"), _pct(machine.get("saturated_share"))
+        lines.append(
+            f"- machine: {machine.get('cores')} cores, busy {_fmt(busy)} % of a core on average, "
+            f"saturated in {_fmt(saturated)} % of the seconds; other processes "
+            f"{_fmt(machine.get('cpu_outside_run_pct_mean'))} %, steal "
+            f"{_fmt(machine.get('steal_pct_mean'))} % of a core"
+        )
+        if pace := machine.get("pace"):
+            lines.append(
+                f"- pace: {_fmt(pace.get('before_ms'))} ms before the run, "
+                f"{_fmt(pace.get('after_ms'))} ms after ({pace.get('work')})"
+            )
+    return [*lines, ""] if len(lines) > 2 else []
+
+
+def _pct(share: float | None) -> float | None:
+    return None if share is None else round(share * 100, 1)
 
 
 def _missing(missing: dict[str, Any]) -> list[str]:

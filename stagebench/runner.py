@@ -52,7 +52,7 @@ from publisher.producer import publish
 from publisher.sizing import derive, schedule
 from publisher.summary import ProgressSnapshot
 from publisher.workload import workload
-from stagebench import resources
+from stagebench import pace, resources
 from stagebench.console import Console
 from stagebench.engine import Engine
 from stagebench.fault_injection import embedded_broker_of, kill_one_executor
@@ -173,6 +173,7 @@ class Run:
         self.marks: dict[str, int] = {}
         self.warmup: dict[str, Any] = {}
         self.warnings: list[str] = []
+        self.pace_before_ms: float | None = None
         self._broker_failures = 0
         self._admin = admin_client(bootstrap)
         self._next_leader_check = 0.0
@@ -257,6 +258,8 @@ class Run:
         )  # fmt: skip
         self.leaders_before = check_topics(self.bootstrap, self.topics.all, leader).leaders
         status: dict[str, Any] = {"state": "running"}
+        # the host's speed before anything of the run loads it (only the broker idles)
+        self.pace_before_ms = pace.measure()
         try:
             self.sampler.start()
             if self.workload.backlog_first:
@@ -583,6 +586,7 @@ class Run:
         if self.publish_thread is not None:
             self.publish_thread.join(10)
         samples = self.sampler.stop()
+        pace_after_ms = pace.measure()  # the job has stopped: the host's speed after the run
         _write_csv(self.dir / rundir.RESOURCES, samples)
         # the measured period, read on this machine's clock: the same clock as the
         # broker's when it runs here; otherwise off by their skew, which is small beside
@@ -590,7 +594,9 @@ class Run:
         self.resources = resources.summarise(
             samples, self.marks.get("start_ms"), self.marks.get("end_ms"), self.sampler.cores
         )
-        for warning in resources.machine_warnings(self.resources):
+        machine_pace = pace.section(self.pace_before_ms, pace_after_ms)
+        self.resources[resources.MACHINE]["pace"] = machine_pace
+        for warning in resources.machine_warnings(self.resources) + pace.run_warnings(machine_pace):
             self._warn(warning)
         if summary := self.publish_result.get("summary"):
             self._write(rundir.PUBLISHER, summary.to_dict())

@@ -54,6 +54,7 @@ def run_suite(
             for row in comparison.rows
         ],
         "differences": comparison.differences,
+        "pace_spread": comparison.pace_spread,
     }
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     images = plot(comparison, suite_dir)

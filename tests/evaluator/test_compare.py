@@ -343,3 +343,38 @@ def test_comparison_rows_keep_the_keys_suite_consumers_read(tmp_path):
         "increment_p50", "increment_p95", "increment_p99", "increment_over", "repetitions",
         "run_dir", "run_dirs",
     } <= set(rows[0])  # fmt: skip
+
+
+def _paced(before, after):
+    return {"machine": {"pace": {"before_ms": before, "after_ms": after}}}
+
+
+def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
+    dirs = [
+        _run(tmp_path, "i1", "ingest", "builtin", 60.0, 90.0, 120.0, **_paced(40.0, 42.0)),
+        _run(tmp_path, "i2", "ingest", "builtin", 62.0, 90.0, 120.0, **_paced(44.0, None)),
+        _run(tmp_path, "i3", "ingest", "builtin", 64.0, 90.0, 120.0, **_paced(42.0, 42.0)),
+        # a run made before pace was recorded has none, and does not count
+        _run(tmp_path, "j", "join", "builtin", 500.0, 800.0, 1000.0),
+    ]
+    comparison = compare(dirs)
+    ingest, join = comparison.rows
+    assert ingest["run_paces_ms"] == [41.0, 44.0, 42.0] and ingest["pace_ms"] == 42.0
+    assert join["run_paces_ms"] == [None] and join["pace_ms"] is None
+    assert comparison.pace_spread == pytest.approx(44 / 41 - 1, abs=1e-4)
+    # 7 % apart: within what the host's noise allows, no caveat
+    assert comparison.pace_note is None
+    table = format_table(comparison)
+    assert "pace" in table.splitlines()[0] and "PACE" not in table
+
+
+def test_a_comparison_says_when_its_runs_ran_on_a_host_of_another_pace(tmp_path):
+    dirs = [
+        _run(tmp_path, "i", "ingest", "builtin", 60.0, 90.0, 120.0, **_paced(40.0, 40.0)),
+        _run(tmp_path, "j", "join", "builtin", 500.0, 800.0, 1000.0, **_paced(50.0, 50.0)),
+    ]
+    comparison = compare(dirs)
+    assert comparison.pace_spread == 0.25
+    for text in (format_table(comparison), to_markdown(comparison)):
+        assert "pace varied by 25 % across these runs" in text
+        assert "40 to 50 ms" in text and "may be the host's" in text

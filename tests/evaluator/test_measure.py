@@ -262,6 +262,25 @@ def test_report_files_and_summary_keys(tmp_path):
     assert len(pd.read_csv(tmp_path / "timeseries.csv")) == 20
 
 
+def test_the_report_states_the_conditions_of_its_figures():
+    inputs = _inputs([1000 * i for i in range(20)])
+    config = EvaluatorConfig(warmup_s=0)
+    machine = {"cores": 2, "cpu_total_pct_mean": 151.5, "saturated_share": 0.05,
+               "cpu_outside_run_pct_mean": 3.2, "steal_pct_mean": 0.4,
+               "pace": {"before_ms": 41.5, "after_ms": 43.0, "work": "the work"}}  # fmt: skip
+    run = dataclasses.replace(RUN, metadata={"machine": machine,
+                                             "warmup": {"mode": "auto", "seconds": 122.0,
+                                                        "settled": True}})  # fmt: skip
+    result = measure(run, config, _outputs(inputs, list(range(1, 21))), inputs)
+    md = report.markdown(build_summary(run, config, "b:1", result), [])
+    conditions = md.split("## Conditions")[1].split("##")[0]
+    assert "- warm-up: auto, 122 s, settled" in conditions
+    assert "- measured period: rising" in conditions  # latency 1, 2, … 20 ms
+    assert "busy 151.5 % of a core on average, saturated in 5 % of the seconds" in conditions
+    assert "other processes 3.2 %, steal 0.4 % of a core" in conditions
+    assert "- pace: 41.5 ms before the run, 43 ms after (the work)" in conditions
+
+
 def test_a_burst_run_reports_its_recovery_and_plots_its_windows(tmp_path):
     # one input a second for 60 s; latency 100 ms but for two bursts at 20 s and 40 s
     slow = {20: 900, 21: 600, 22: 300, 40: 700}

@@ -1,0 +1,83 @@
+"""The machine's pace: how long one core takes for a fixed piece of work, before and after a run.
+
+CPU steal shows only the time a hypervisor takes from this virtual machine. A
+neighbour's use of the shared caches and memory bandwidth, or the host's clock
+frequency, slow every process here without showing in any CPU counter: the
+same join at 400 msg/s gave p50 356 ms in one suite and 494 and 530 ms in the
+two around it, with steal under 1 % of a core in all three. So each run times
+a fixed piece of work on one core before the job starts (only an idle broker
+running) and after it stops: the two figures say whether the host kept its
+speed through the run, and comparing them across runs says whether two runs
+were made on an equally fast host.
+
+The work is a loop of Python bytecode (branches, calls, small objects, which
+is what a JVM's per-batch planning does too) and a copy of 32 MiB (memory
+bandwidth). Its best of :data:`REPEATS` timings is taken: interruptions only
+ever lengthen a timing, so the fastest is the host's pace.
+"""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+REPEATS = 5
+LOOP = 200_000
+COPY_BYTES = 32 * 1024 * 1024
+CHANGE_WARN = 0.10
+"""Warn when a run's pace after it differs from its pace before by more than this share
+(a comparison warns likewise across its runs: evaluator.compare.PACE_SPREAD_WARN)."""
+
+_BUFFER = bytearray(COPY_BYTES)
+
+
+def work() -> None:
+    """The fixed piece of work: ~30 ms of interpreter loop and a 32 MiB copy."""
+    total = 0
+    for i in range(LOOP):
+        total += (i * 7) % 13 if i & 1 else len(str(i))
+    bytes(_BUFFER)
+
+
+def measure(
+    repeats: int = REPEATS,
+    task: Callable[[], None] = work,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
+    """The fastest of ``repeats`` timings of ``task``, ms."""
+    timings = []
+    for _ in range(repeats):
+        t0 = clock()
+        task()
+        timings.append(clock() - t0)
+    return round(min(timings) * 1000, 2)
+
+
+def change(before_ms: float | None, after_ms: float | None) -> float | None:
+    """(after − before) / before: positive when the host got slower during the run."""
+    if not before_ms or after_ms is None:
+        return None
+    return round(after_ms / before_ms - 1, 4)
+
+
+def section(before_ms: float | None, after_ms: float | None) -> dict[str, Any]:
+    """summary.json's ``machine.pace``."""
+    return {
+        "before_ms": before_ms,
+        "after_ms": after_ms,
+        "change": change(before_ms, after_ms),
+        "work": f"best of {REPEATS}: a {LOOP:,}-step Python loop and a "
+        f"{COPY_BYTES // 2**20} MiB copy on one core",
+    }
+
+
+def run_warnings(pace: dict[str, Any] | None) -> list[str]:
+    """A run whose host changed speed between its start and its end."""
+    moved = (pace or {}).get("change")
+    if moved is None or abs(moved) <= CHANGE_WARN:
+        return []
+    before, after = pace["before_ms"], pace["after_ms"]
+    return [
+        f"the machine's pace changed during the run: a fixed piece of work took {before:g} ms "
+        f"on one core before it and {after:g} ms after ({moved * 100:+.0f} %, warn beyond "
+        f"±{CHANGE_WARN * 100:.0f} %): the host's speed moved under the measurement"
+    ]
