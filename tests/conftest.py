@@ -77,9 +77,16 @@ def kafka_cluster(tmp_path_factory):
         yield broker
 
 
-STARTED_BY_STAGEBENCH = ("pipelines.job", "stagebench", "kafka.Kafka", "org.apache.spark.")
-"""What marks a process stagebench (or a test) starts: a job, a runner, a broker, a Spark
-daemon, driver or executor JVM (their class paths name stagebench's cache or pyspark)."""
+STARTED_BY_STAGEBENCH = (
+    "pipelines.job",
+    "pipelines.floor",
+    "stagebench",
+    "kafka.Kafka",
+    "org.apache.spark.",
+)
+"""What marks a process stagebench (or a test) starts: a job (Spark or the floor), a
+runner, a broker, a Spark daemon, driver or executor JVM (their class paths name
+stagebench's cache or pyspark)."""
 LEFTOVER_GRACE_S = 60.0
 """How long a process may take to end after its test: a job notices its runner's death
 through a pipe within seconds, a Spark JVM follows its driver."""

@@ -399,12 +399,13 @@ def write_ndw_file(path, locations, minutes):
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_run_of_the_join_stage_on_an_ndw_file_joins_every_pair(kafka_bootstrap, tmp_path):
-    # 20 data minutes: the file runs out inside the measured period (5 s warm-up + 20 s)
-    pairs = write_ndw_file(tmp_path / "ndw.txt", locations=10, minutes=20)
+    # 10 data minutes, one a second: the file runs out inside the measured period (5 s
+    # warm-up + 10 s), after 5 s of it
+    pairs = write_ndw_file(tmp_path / "ndw.txt", locations=10, minutes=10)
     config = tmp_path / "bench.toml"
     config.write_text(f"[publisher]\nfrom_file = {json.dumps(str(tmp_path / 'ndw.txt'))}\n")
     result = stagebench(
-        "run", "--stage", "join", "--config", str(config), "--duration", "20",
+        "run", "--stage", "join", "--config", str(config), "--duration", "10",
         "--warmup", "5", "--tail", "5", "--bootstrap", kafka_bootstrap,
         "--results", str(tmp_path / "results"), timeout=900,
     )  # fmt: skip

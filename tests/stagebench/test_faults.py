@@ -82,7 +82,10 @@ def independent_counts(run_dir: Path) -> tuple[int, int, int]:
     return missing, duplicates, duplicated_inputs
 
 
-@pytest.mark.parametrize("fault", ["broker-restart", "broker-kill", "engine-restart"])
+# broker-restart runs broker-kill's path with SIGTERM for SIGKILL (Run._restart_broker):
+# that choice is unit-tested in test_marks.py, and both ways to stop a real broker node
+# in tests/ground/test_broker.py
+@pytest.mark.parametrize("fault", ["broker-kill", "engine-restart"])
 def test_the_join_recovers_from_a_fault_and_the_run_says_how(home, tmp_path, fault):
     results = tmp_path / "results"
     result = stagebench(

@@ -1,6 +1,7 @@
-"""The measured period's marks and the bursts are read from the broker's clock, or the run
-fails loudly."""
+"""The measured period's marks, the bursts and a fault's window are read from the broker's
+clock, or the run fails loudly; a broker fault stops the broker the way its name says."""
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -61,3 +62,48 @@ def test_bursts_are_placed_after_the_first_inputs_broker_time(monkeypatch):
     )
     run.workload = workload("latency")
     assert runner.Run._bursts(run) == ()
+
+
+@pytest.mark.parametrize(
+    ("fault", "kill", "how"),
+    [("broker-restart", False, "SIGTERM"), ("broker-kill", True, "SIGKILL")],
+)
+def test_a_broker_restart_stops_the_broker_cleanly_and_a_broker_kill_kills_it(
+    monkeypatch, fault, kill, how
+):
+    calls: list[tuple] = []
+    steps: list[str] = []
+    marks: list[tuple[str, int | None]] = []
+    stamps = iter([1_000, 2_000])
+
+    def broker_mark(what, after_ms=None, attempts=runner.MARK_ATTEMPTS):
+        marks.append((what, after_ms))
+        return next(stamps)
+
+    run = SimpleNamespace(
+        run=SimpleNamespace(fault=fault, fault_down_s=3.0),
+        console=SimpleNamespace(step=steps.append),
+        bootstrap="127.0.0.1:1",
+        faults=[],
+        _broker_down=False,
+        _broker_mark=broker_mark,
+        # a fake embedded broker: how its node was stopped, and when it came back
+        _restartable=SimpleNamespace(
+            stop_node=lambda node, kill: calls.append(("stop", node, kill)),
+            start_node=lambda node: calls.append(("start", node)),
+        ),
+    )
+    run._wait = lambda seconds, what: calls.append(("down", seconds, run._broker_down))
+    run._restart_broker = lambda kill: runner.Run._restart_broker(run, kill)
+    monkeypatch.setattr(runner, "_local_broker_pids", lambda bootstrap: [4242])
+    before_ms = int(time.time() * 1000)
+    runner.Run._inject_fault(run)
+    # stopped as named, down for fault_down_s (the health check told), then started again
+    assert calls == [("stop", 1, kill), ("down", 3.0, True), ("start", 1)]
+    assert f"fault: stopping the broker ({how}) for 3 s" in steps
+    assert run._broker_down is False and run.broker_pids == [4242]
+    # the window ends at the first input appended after the broker was down
+    assert marks[0] == (f"start of the {fault}", None)
+    assert marks[1][0] == f"end of the {fault}" and marks[1][1] >= before_ms
+    [window] = run.faults
+    assert (window["kind"], window["start_ms"], window["end_ms"]) == (fault, 1_000, 2_000)

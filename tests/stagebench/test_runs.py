@@ -18,7 +18,7 @@ from ground.jvm.java import java_executable
 from stagebench.resources import ResourceSampler
 from stagebench.runner import _local_broker_pids
 
-pytestmark = pytest.mark.integration  # those that start a run (its Spark job) are marked spark
+pytestmark = pytest.mark.integration  # those that start a Spark job are marked spark
 
 STAGES = ["ingest", "join", "tumbling"]  # the quick start's ladder
 SHORT = ["--rate", "400", "--duration", "20", "--warmup", "5", "--tail", "5"]
@@ -138,15 +138,15 @@ def test_run_custom_sliding(kafka_bootstrap, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.spark
 def test_broker_dying_mid_run_is_a_clear_error_and_keeps_what_was_collected(tmp_path):
+    # the runner's health check, not the job's: the floor (no JVM) is job enough
     from ground.kafka.broker import EmbeddedBroker
 
     broker = EmbeddedBroker(home=tmp_path / "broker")
     state = broker.start()
     results = tmp_path / "results"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "stagebench", "run", "--stage", "ingest", "--duration", "60",
+        [sys.executable, "-m", "stagebench", "run", "--stage", "floor", "--duration", "60",
          "--bootstrap", state.bootstrap, "--results", str(results)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -203,17 +203,21 @@ def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
 @pytest.mark.slow
 @pytest.mark.spark
 def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstrap, tmp_path):
-    # the job takes at most 100 records per 1 s batch while 400 msg/s arrive: its backlog,
-    # and so its latency, grows through the whole run
+    # the job takes at most 200 records per 1 s batch while 400 msg/s arrive: its backlog,
+    # and so its latency, grows through the whole run (by half a second each second). It
+    # reaches the 2,000 inputs of the warm-up 10 s after the publisher's start (at 200/s),
+    # so the measured period's inputs have outputs from then until the job is stopped,
+    # 30 s after that start (5 s warm-up + 15 s + 5 s tail + 5 s drain): about 20 seconds
+    # of points for the trend, at least 5 even if the loaded box processes only 80/s
     config = tmp_path / "slow.toml"
     config.write_text(
         "[run]\ndrain_timeout_s = 5\n"
-        "[pipeline]\nmax_offsets_per_trigger = 100\ntrigger_interval_ms = 1000\n"
+        "[pipeline]\nmax_offsets_per_trigger = 200\ntrigger_interval_ms = 1000\n"
     )
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         result = stagebench(
-            "run", "--stage", "ingest", "--duration", "25", "--warmup", "5",
+            "run", "--stage", "ingest", "--duration", "15", "--warmup", "5",
             "--config", str(config), "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
         )  # fmt: skip
     finally:
@@ -305,23 +309,42 @@ def test_a_periodic_burst_run_reports_the_recovery_after_each_burst(kafka_bootst
     assert "## Recovery after each disturbance" in (run_dir / "report.md").read_text()
 
 
+JOB_MODULES = ("pipelines.job", "pipelines.floor")
+"""The job process of a run: the Spark pipeline, or the floor."""
+
+
 def _job_pids(results: Path) -> list[int]:
-    """Pids of the job processes started for runs under ``results``."""
-    return [
-        p.pid
-        for p in psutil.process_iter(["cmdline"])
-        if "pipelines.job" in " ".join(p.info["cmdline"] or []) and str(results) in " ".join(
-            p.info["cmdline"] or [])
-    ]  # fmt: skip
+    """Pids of the job processes (Spark or the floor) started for runs under ``results``."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(p.info["cmdline"] or [])
+        if any(module in cmdline for module in JOB_MODULES) and str(results) in cmdline:
+            found.append(p.pid)
+    return found
 
 
-@pytest.mark.slow
-@pytest.mark.spark
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
-def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum):
+@pytest.mark.parametrize(
+    ("signum", "stage"),
+    [
+        # SIGTERM and SIGHUP: the runner catches them and stops the job itself, the same
+        # for every job; the floor (no JVM) shows it in seconds
+        pytest.param(signal.SIGTERM, "floor", id="SIGTERM-floor"),
+        pytest.param(signal.SIGHUP, "floor", id="SIGHUP-floor"),
+        # SIGKILL: nobody stops the job, nor SIGKILLs it after a timeout; the Spark job must
+        # notice through its stdin pipe and end by itself, stopping its query and session
+        # (the floor shares the pipe's watch, pipelines.process, not the Spark shutdown)
+        pytest.param(
+            signal.SIGKILL,
+            "ingest",
+            marks=[pytest.mark.spark, pytest.mark.slow],
+            id="SIGKILL-ingest",
+        ),
+    ],
+)
+def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum, stage):
     results = tmp_path / "results"
     runner = subprocess.Popen(
-        [sys.executable, "-m", "stagebench", "run", "--stage", "ingest", "--duration", "120",
+        [sys.executable, "-m", "stagebench", "run", "--stage", stage, "--duration", "120",
          "--bootstrap", kafka_bootstrap, "--results", str(results)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
