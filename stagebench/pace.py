@@ -11,23 +11,28 @@ speed through the run, and comparing them across runs says whether two runs
 were made on an equally fast host.
 
 The work is a loop of Python bytecode (branches, calls, small objects, which
-is what a JVM's per-batch planning does too) and a copy of 32 MiB (memory
-bandwidth). Its best of :data:`REPEATS` timings is taken: interruptions only
-ever lengthen a timing, so the fastest is the host's pace.
+is what a JVM's per-batch planning does too) and a copy of 32 MiB between two
+buffers allocated once (memory bandwidth, no page faults). It runs once
+untimed, then :data:`REPEATS` times with :data:`GAP_S` between them, and the
+fastest timing is the host's pace: interruptions only ever lengthen a timing,
+and the gaps spread the repeats over about a second, so that one burst of
+other work (a process ending, a broker's housekeeping) cannot lengthen them all.
 """
 
 import time
 from collections.abc import Callable
 from typing import Any
 
-REPEATS = 5
+REPEATS = 7
+GAP_S = 0.1
 LOOP = 200_000
 COPY_BYTES = 32 * 1024 * 1024
 CHANGE_WARN = 0.10
 """Warn when a run's pace after it differs from its pace before by more than this share
 (a comparison warns likewise across its runs: evaluator.compare.PACE_SPREAD_WARN)."""
 
-_BUFFER = bytearray(COPY_BYTES)
+_SOURCE = bytearray(COPY_BYTES)
+_TARGET = bytearray(COPY_BYTES)
 
 
 def work() -> None:
@@ -35,17 +40,20 @@ def work() -> None:
     total = 0
     for i in range(LOOP):
         total += (i * 7) % 13 if i & 1 else len(str(i))
-    bytes(_BUFFER)
+    _TARGET[:] = _SOURCE
 
 
 def measure(
     repeats: int = REPEATS,
     task: Callable[[], None] = work,
     clock: Callable[[], float] = time.perf_counter,
+    pause: Callable[[float], None] = time.sleep,
 ) -> float:
-    """The fastest of ``repeats`` timings of ``task``, ms."""
+    """The fastest of ``repeats`` timings of ``task`` after one untimed run, ms."""
+    task()
     timings = []
     for _ in range(repeats):
+        pause(GAP_S)
         t0 = clock()
         task()
         timings.append(clock() - t0)

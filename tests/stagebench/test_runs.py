@@ -76,6 +76,8 @@ def assert_complete_run(
     else:  # a window stage on a busy box emits in few seconds: too few for two blocks
         assert stage in ("tumbling", "sliding") and summary["steady_state"]["seconds"] < 10
     assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"] > 10
+    pace = summary["machine"]["pace"]  # the host's pace, before the job and after it
+    assert pace["before_ms"] > 0 and pace["after_ms"] > 0, pace
     assert usage["bench"]["cpu_percent_mean"] > 0  # the publisher's process is sampled
     return summary
 
@@ -101,6 +103,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     assert rows[1]["increment_over"] == "floor/builtin"
     assert rows[2]["increment_p50"] == pytest.approx(p50["join"] - p50["ingest"])
     assert comparison["differences"] == []
+    assert all(r["pace_ms"] > 0 for r in rows) and comparison["pace_spread"] >= 0
     assert (suite_dir / "comparison.md").read_text().count("| ") > 5
     assert list(suite_dir.glob("*.png"))
     assert "+p50" in result.stdout and "ingest" in result.stdout
