@@ -119,7 +119,11 @@ def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Compar
       increment_p50_significant, increment_p99_significant: whether it
       excludes 0; None when either interval is unknown;
     - steady: the steadiness verdict of each run ("steady", "rising",
-      "falling"; None when not recorded), in the order of run_dirs.
+      "falling"; None when not recorded), in the order of run_dirs;
+    - run_paces_ms: each run's pace (:func:`run_pace`; None when not recorded),
+      in the order of run_dirs, and pace_ms: their median.
+
+    ``Comparison.pace_spread`` is the spread of the paces of all the runs.
 
     Runs that differ in more than stage and implementation (:func:`differences`)
     are an EvaluationError naming the differences, unless ``allow_mixed``: then
