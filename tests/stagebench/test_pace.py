@@ -1,3 +1,5 @@
+import gc
+
 import pytest
 
 from stagebench import pace
@@ -9,6 +11,12 @@ def test_the_pace_is_the_fastest_timing_of_the_work_after_one_untimed_run():
     fastest = pace.measure(3, lambda: calls.append(1), lambda: next(ticks), pauses.append)
     assert fastest == 40.0
     assert len(calls) == 4 and pauses == [pace.GAP_S] * 3
+
+
+def test_the_garbage_collector_is_off_while_timing_and_on_again_after():
+    seen = []
+    pace.measure(2, lambda: seen.append(gc.isenabled()), pause=lambda s: None)
+    assert seen == [False] * 3 and gc.isenabled()
 
 
 def test_the_real_work_takes_a_measurable_time():
