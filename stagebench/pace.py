@@ -20,7 +20,7 @@ other work (a process ending, a broker's housekeeping) cannot lengthen them all.
 Python's cyclic garbage collector is off while it runs, as in :mod:`timeit`,
 so that no collection of the runner's heap lands in a timing. (A first version,
 the fastest of five back to back, allocated the 32 MiB afresh in every timing,
-page faults included: on one idle host it read 33 to 50 ms within half an hour,
+page faults included: on one idle host it read 33 to 50 ms within 40 minutes,
 where this one read 17.6 to 19.7 ms.)
 """
 
