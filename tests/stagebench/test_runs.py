@@ -45,7 +45,8 @@ def assert_complete_run(
     summary = json.loads((run_dir / "summary.json").read_text())
     assert (summary["run"]["stage"], summary["run"]["impl"]) == (stage, impl)
     assert summary["latency_ms"]["count"] > 0
-    assert summary["latency_ms"]["p50"] > 0
+    # one broker clock in whole ms: the floor's round trip can take under 1 ms (p50 0)
+    assert summary["latency_ms"]["p50"] >= (0 if stage == "floor" else 1)
     records = summary["records"]
     assert records["missing"] == 0, records
     assert records["duplicates"] == 0 and records["negative"] == 0, records
