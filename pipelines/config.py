@@ -12,6 +12,7 @@ from typing import Literal
 from ground.config import require
 from ground.stages import Impl, check_impl, stage
 
+JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 LOCAL_CHECKPOINT_CONF = {
     "spark.sql.streaming.checkpointFileManagerClass": (
@@ -60,8 +61,17 @@ class PipelineConfig:
     window_slide_ms: int = 1000
     lookback_short_ms: int = 1000
     lookback_long_ms: int = 2000
+    jit_threshold_scaling: float = 0.25
+    """HotSpot's ``-XX:CompileThresholdScaling`` for the driver and executor JVMs: the JIT
+    compiles a method after this share of its default invocation counts (1 is the JVM's
+    default). Much of a streaming job's code runs once per micro-batch, so at the default
+    C2 reaches it only after minutes: on a 2-core machine ingest's p50 per 30 s still fell
+    from 36 to 28 ms between the 2nd and the 7th minute of a run. At 0.25 it was flat from
+    140 s, at the 7-minute level, for about the same CPU; join settled by 200 s, below the
+    default's level. 0.05 over-compiled: join's CPU rose from 139 to 160 % of a core."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
-    """Extra Spark conf, applied last (overrides every setting above)."""
+    """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
+    are appended to the JIT option instead, and the JVM lets a later flag win)."""
 
     def __post_init__(self) -> None:
         check_impl(self.stage, self.impl)
@@ -82,6 +92,10 @@ class PipelineConfig:
         require(
             self.output_topic not in (self.speed_topic, self.flow_topic),
             "output_topic must differ from the input topics",
+        )
+        require(
+            self.jit_threshold_scaling > 0,  # 0 would stop the JIT: interpreted only
+            f"jit_threshold_scaling must be > 0, got {self.jit_threshold_scaling}",
         )
         require(self.trigger_interval_ms >= 0, "trigger_interval_ms must be >= 0")
         require(self.shuffle_partitions >= 1, "shuffle_partitions must be >= 1")
@@ -133,4 +147,8 @@ class PipelineConfig:
         if "://" not in self.checkpoint_dir or self.checkpoint_dir.startswith("file:"):
             conf.update(LOCAL_CHECKPOINT_CONF)
         conf.update(self.spark_conf)
+        if self.jit_threshold_scaling != 1:
+            jit = f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}"
+            for key in JAVA_OPTIONS:
+                conf[key] = f"{jit} {self.spark_conf.get(key, '')}".strip()
         return conf

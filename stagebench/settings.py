@@ -73,8 +73,8 @@ class RunConfig:
     out by broker time: seconds, or "auto": until the per-second latency has settled
     over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
     published before the job are measured from the job's start: no warm-up."""
-    warmup_max_s: float = 180.0
-    warmup_min_s: float = 120.0
+    warmup_max_s: float = 240.0
+    warmup_min_s: float = 180.0
     """Auto warm-up of a Spark stage: the shortest (capped at ``warmup_max_s``; the floor
     runs no JVM and has none). The JIT compiles in tiers, and a settled-looking plateau
     can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s

@@ -44,6 +44,16 @@ def test_spark_conf_has_latency_settings_and_overrides_win():
     assert make(shuffle_partitions=3).spark_conf_effective()["spark.sql.shuffle.partitions"] == "3"
 
 
+def test_the_jit_option_reaches_both_jvms_before_the_users_options():
+    driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
+    effective = make().spark_conf_effective()
+    assert effective[driver] == effective[executor] == "-XX:CompileThresholdScaling=0.25"
+    mine = make(jit_threshold_scaling=0.5, spark_conf={driver: "-Xss4m"}).spark_conf_effective()
+    assert mine[driver] == "-XX:CompileThresholdScaling=0.5 -Xss4m"  # the later flag wins
+    assert mine[executor] == "-XX:CompileThresholdScaling=0.5"
+    assert not {driver, executor} & make(jit_threshold_scaling=1).spark_conf_effective().keys()
+
+
 @pytest.mark.parametrize(
     ("checkpoint", "local"),
     [("/tmp/run/checkpoint", True), ("file:///tmp/run/checkpoint", True),
@@ -68,6 +78,7 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
         ({"stage": "window"}, "unknown stage .window."),
         ({"stage": "join", "impl": "custom"}, "impl 'custom' exists only"),
         ({"stage": "join", "trigger": "real-time"}, "real-time mode does not support"),
+        ({"jit_threshold_scaling": 0}, "jit_threshold_scaling must be > 0"),
         ({"impl": "custom", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "sliding", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "tumbling", "trigger": "real-time"}, "real-time mode does not support"),
