@@ -82,18 +82,24 @@ class Comparison:
 
     rows: list[dict[str, Any]]
     differences: list[str] = field(default_factory=list)
-    pace_spread: float | None = None
-    """Slowest over fastest run's pace − 1 (None: fewer than two runs with a pace)."""
+    paces_ms: list[float] = field(default_factory=list)
+    """The pace of every run that recorded one (:func:`run_pace`)."""
+
+    @property
+    def pace_spread(self) -> float | None:
+        """Slowest over fastest run's pace − 1 (None: fewer than two runs with a pace)."""
+        paces = self.paces_ms
+        return round(max(paces) / min(paces) - 1, 4) if len(paces) >= 2 else None
 
     @property
     def pace_note(self) -> str | None:
         """The caveat when the runs' pace spread is above :data:`PACE_SPREAD_WARN`."""
-        if self.pace_spread is None or self.pace_spread <= PACE_SPREAD_WARN:
+        if (spread := self.pace_spread) is None or spread <= PACE_SPREAD_WARN:
             return None
-        paces = [p for r in self.rows for p in r["run_paces_ms"] if p]
+        fastest, slowest = min(self.paces_ms), max(self.paces_ms)
         return (
-            f"the machine's pace varied by {self.pace_spread * 100:.0f} % across these runs (a "
-            f"fixed piece of work took {min(paces):g} to {max(paces):g} ms on one core; warn above "
+            f"the machine's pace varied by {spread * 100:.0f} % across these runs (a fixed "
+            f"piece of work took {fastest:g} to {slowest:g} ms on one core; warn above "
             f"{PACE_SPREAD_WARN * 100:.0f} %): differences of that size between rows may be the "
             "host's, not the pipeline's"
         )
@@ -141,7 +147,7 @@ def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Compar
             f"would mix conditions: {'; '.join(found)}. Compare runs made with the same "
             "settings, or allow a mixed comparison (stagebench compare --allow-mixed)"
         )
-    return Comparison(rows, found, pace_spread([r["pace_ms"] for r in runs]))
+    return Comparison(rows, found, [r["pace_ms"] for r in runs if r["pace_ms"]])
 
 
 def read_summary(run_dir: Path) -> Any:
@@ -195,12 +201,6 @@ def run_pace(pace: Any) -> float | None:
     values = [_number(pace.get(k)) for k in ("before_ms", "after_ms")] if pace else []
     known = [v for v in values if v]
     return round(statistics.fmean(known), 2) if known else None
-
-
-def pace_spread(paces: list[float | None]) -> float | None:
-    """Slowest over fastest − 1 of the known paces; None with fewer than two."""
-    known = [p for p in paces if p]
-    return round(max(known) / min(known) - 1, 4) if len(known) >= 2 else None
 
 
 def _number(value: Any) -> float | None:
