@@ -79,7 +79,9 @@ class RunConfig:
     runs no JVM and has none). The JIT compiles in tiers, and a settled-looking plateau
     can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
     and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
-    three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %."""
+    three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %. With
+    the JIT's thresholds at a quarter (``[pipeline] jit_threshold_scaling``) ingest was
+    flat from 140 s and join from 200 s, so the shortest is 180 s."""
     settle_window_s: float = 60.0
     """Auto warm-up: the window of per-second latencies whose trend must change them by
     less than 10 % of their median (:func:`evaluator.steady.is_settled`)."""
