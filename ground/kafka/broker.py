@@ -76,6 +76,9 @@ class BrokerState:
     home: str
     started_at: float
     nodes: tuple[NodeState, ...]
+    heap: str | None = None
+    """Every node's JVM heap, so a node started again gets the heap it had (None: a
+    state written before it was recorded; the starting object's heap then)."""
 
     @property
     def pids(self) -> list[int]:
@@ -364,15 +367,18 @@ class EmbeddedBroker:
                 for n in nodes
             )  # fmt: skip
             raise BrokerError(f"{err}; last log lines:\n{tail}") from err
-        state = BrokerState(bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes))
+        state = BrokerState(
+            bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes), self.heap
+        )
         self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
         return state
 
-    def _jvm(self, node_home: Path) -> list[str]:
+    def _jvm(self, node_home: Path, heap: str | None = None) -> list[str]:
+        heap = heap or self.heap
         return [
             java_executable(),
-            f"-Xms{self.heap}",
-            f"-Xmx{self.heap}",
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
             f"-Dlog4j2.configurationFile={node_home / 'log4j2.properties'}",
             "-cp",
             ivy.classpath(ivy.resolve(BROKER_ARTIFACTS)),
@@ -388,11 +394,11 @@ class EmbeddedBroker:
         if fmt.returncode != 0:
             raise BrokerError(f"formatting the broker storage failed: {fmt.stderr.strip()[-500:]}")
 
-    def _launch(self, node_home: Path) -> subprocess.Popen:
+    def _launch(self, node_home: Path, heap: str | None = None) -> subprocess.Popen:
         log_dir = node_home / "logs"
         stdout = open(log_dir / "stdout.log", "ab")  # noqa: SIM115 - handed to the child
         proc = subprocess.Popen(
-            [*self._jvm(node_home), "kafka.Kafka", str(node_home / "server.properties")],
+            [*self._jvm(node_home, heap), "kafka.Kafka", str(node_home / "server.properties")],
             stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # survives the command that started it
         )  # fmt: skip
@@ -407,7 +413,7 @@ class EmbeddedBroker:
     def _relaunch(self, state: BrokerState, node: NodeState) -> BrokerState:
         """Launch a stopped ``node`` on its own data and wait until it answers; the new
         state."""
-        node = replace(node, pid=self._launch(Path(node.log_dir).parent).pid)
+        node = replace(node, pid=self._launch(Path(node.log_dir).parent, state.heap).pid)
         state = self._save(state, node)
         wait_until_reachable(node.bootstrap, START_TIMEOUT_S, lambda: node.running)
         return state

@@ -120,7 +120,7 @@ def test_a_node_another_process_started_stops_and_start_brings_it_back(tmp_path,
     """The node is this test's child, stopped by another process (as a run stops a broker
     a fixture started): it stays a zombie until this process reaps it, and stopping must
     not take it for alive (a SIGKILL timed out, a SIGTERM waited 30 s and killed it)."""
-    broker = EmbeddedBroker(home=tmp_path)
+    broker = EmbeddedBroker(home=tmp_path, heap="384M")
     state = broker.start()
     stop = (
         "import pathlib; from ground.kafka.broker import EmbeddedBroker; "
@@ -135,9 +135,11 @@ def test_a_node_another_process_started_stops_and_start_brings_it_back(tmp_path,
         assert "did not stop" not in result.stderr
         print(f"stopped (kill={kill}) in {time.monotonic() - began:.1f} s")
         assert not broker.status().node(1).running
-        # the stopped node is started again by the next start (a run killed mid-outage)
-        restarted = broker.start().node(1)
+        # the stopped node is started again by the next start (a run killed mid-outage),
+        # with the heap it had, whoever starts it
+        restarted = EmbeddedBroker(home=tmp_path).start().node(1)
         assert restarted.running and restarted.pid != state.node(1).pid
+        assert "-Xmx384M" in psutil.Process(restarted.pid).cmdline()
         AdminClient({"bootstrap.servers": state.bootstrap}).list_topics(timeout=10)
     finally:
         broker.stop()
