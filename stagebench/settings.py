@@ -73,15 +73,17 @@ class RunConfig:
     out by broker time: seconds, or "auto": until the per-second latency has settled
     over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
     published before the job are measured from the job's start: no warm-up."""
-    warmup_max_s: float = 240.0
-    warmup_min_s: float = 180.0
+    warmup_max_s: float = 300.0
+    warmup_min_s: float = 240.0
     """Auto warm-up of a Spark stage: the shortest (capped at ``warmup_max_s``; the floor
     runs no JVM and has none). The JIT compiles in tiers, and a settled-looking plateau
     can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
     and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
     three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %. With
-    the JIT's thresholds at a quarter (``[pipeline] jit_threshold_scaling``) ingest was
-    flat from 140 s and join from 200 s, so the shortest is 180 s."""
+    the JIT's thresholds at a quarter (``[pipeline] jit_threshold_scaling``) ingest took
+    one more step down at about 180 s (per-20 s p50 32 → 26 ms), and two of three suites
+    whose warm-up ended at 188 and 198 s measured it still falling, 7 and 17 % above a
+    5-minute run; hence 240 s."""
     settle_window_s: float = 60.0
     """Auto warm-up: the window of per-second latencies whose trend must change them by
     less than 10 % of their median (:func:`evaluator.steady.is_settled`)."""
