@@ -82,8 +82,11 @@ class Comparison:
 
     rows: list[dict[str, Any]]
     differences: list[str] = field(default_factory=list)
-    paces_ms: list[float] = field(default_factory=list)
-    """The pace of every run that recorded one (:func:`run_pace`)."""
+
+    @property
+    def paces_ms(self) -> list[float]:
+        """The pace of every run that recorded one (:func:`run_pace`)."""
+        return [p for r in self.rows for p in r["run_paces_ms"] if p]
 
     @property
     def pace_spread(self) -> float | None:
@@ -147,7 +150,7 @@ def compare(run_dirs: Iterable[Path | str], allow_mixed: bool = False) -> Compar
             f"would mix conditions: {'; '.join(found)}. Compare runs made with the same "
             "settings, or allow a mixed comparison (stagebench compare --allow-mixed)"
         )
-    return Comparison(rows, found, [r["pace_ms"] for r in runs if r["pace_ms"]])
+    return Comparison(rows, found)
 
 
 def read_summary(run_dir: Path) -> Any:
