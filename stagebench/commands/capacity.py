@@ -23,6 +23,7 @@ from stagebench.capacity import (
     parse_budget,
     search,
 )
+from stagebench.capacity_plot import plot
 from stagebench.cli import run_overrides
 from stagebench.console import Console
 from stagebench.metadata import machine, versions
@@ -187,7 +188,11 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
             f"{_num(p['engine_cpu_pct'])} | {'; '.join(p['reasons']) or '-'} | {run} |"
         )
     if image is not None:
-        lines += ["", f"![latency against offered rate]({image.name})"]
+        lines += [
+            "",
+            "![latency against offered rate; per-second p50 of the probes at and "
+            f"just above capacity]({image.name})",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -206,43 +211,6 @@ def _probe_line(probe: dict[str, Any]) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
-
-
-def plot(doc: dict[str, Any], path: Path) -> Path | None:
-    """p50 and p99 against the offered rate, each probe marked, the capacity drawn."""
-    probes = [p for p in doc["probes"] if p["p50"] is not None]
-    if not probes:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    styles = {"sustainable": ("tab:green", "o"), "unsustainable": ("tab:red", "x"),
-              "publisher-bound": ("tab:gray", "s")}  # fmt: skip
-    for verdict, (color, marker) in styles.items():
-        chosen = [p for p in probes if p["verdict"] == verdict]
-        if not chosen:
-            continue
-        rates = [p["rate"] for p in chosen]
-        ax.scatter(rates, [p["p50"] for p in chosen], color=color, marker=marker,
-                   label=f"p50, {verdict}")  # fmt: skip
-        ax.scatter(rates, [p["p99"] for p in chosen], color=color, marker=marker, alpha=0.4,
-                   label=f"p99, {verdict}")  # fmt: skip
-    if doc["sustainable_mps"]:
-        ax.axvline(doc["sustainable_mps"], color="tab:blue", linestyle="--",
-                   label=f"capacity {doc['sustainable_mps']:,.0f} msg/s")  # fmt: skip
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("offered rate, msg/s (both input topics)")
-    ax.set_ylabel("latency, ms (broker clock)")
-    ax.set_title(f"{doc['stage']} ({doc['impl']}): latency against offered rate")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
