@@ -41,6 +41,11 @@ PROBE_DEFAULTS: dict[str, float] = {
     "settle_window_s": PROBE_SETTLE_WINDOW_S,
 }
 """A probe's ``[run]`` values unless the config file or the command line give them."""
+PROBE_DRAIN_GRACE_S = 10.0
+"""A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits
+60 s): the drain is seen within a few seconds of happening (two empty micro-batches),
+and a job still busy beyond that has failed the drain criterion already. An overloaded
+probe at 32,000 msg/s spent 60 s waiting."""
 PUBLISHER_SHORTFALL = 0.05
 """A probe whose broker received less than 95 % of its rate over the measured period was
 not offered that rate: on a machine with idle cores the publisher is the bottleneck

@@ -15,6 +15,7 @@ from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
     PROBE_DEFAULTS,
+    PROBE_DRAIN_GRACE_S,
     Criteria,
     Probe,
     SearchResult,
@@ -44,8 +45,10 @@ def run(args) -> int:
     criteria = Criteria(max_p50_ms=args.max_p50 * 1000, max_drain_s=args.max_drain,
                         max_engine_cpu_pct=args.max_cpu)  # fmt: skip
     settings = load(args.config, run_overrides(args, workload="latency"))
-    # a probe's own defaults, beneath the config file and the command line
-    for key, value in PROBE_DEFAULTS.items():
+    # a probe's own defaults, beneath the config file and the command line; its drain
+    # is judged once it outlasts --max-drain, so a probe waits little longer for it
+    drain = {"drain_timeout_s": criteria.max_drain_s + PROBE_DRAIN_GRACE_S}
+    for key, value in {**PROBE_DEFAULTS, **drain}.items():
         if key not in settings.values["run"]:
             settings.values["run"][key] = value
             settings.sources["run"][key] = "capacity default"
@@ -73,7 +76,7 @@ def run(args) -> int:
 
 
 PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_window_s",
-              "duration_s", "tail_s")  # fmt: skip
+              "duration_s", "tail_s", "drain_timeout_s")  # fmt: skip
 """How each probe ran, kept in capacity.json beside its verdicts."""
 
 
@@ -205,7 +208,8 @@ def _probe_line(probe: dict[str, Any]) -> str:
     lead_in = f"{probe['lead_in_s']:g} s at half the rate, then " if probe["lead_in_s"] else ""
     return (
         f"Each probe published {lead_in}the rate: a warm-up ({warmup}), "
-        f"{probe['duration_s']:g} s measured and a {probe['tail_s']:g} s tail."
+        f"{probe['duration_s']:g} s measured and a {probe['tail_s']:g} s tail; the job was "
+        f"given {probe['drain_timeout_s']:g} s to drain."
     )
 
 

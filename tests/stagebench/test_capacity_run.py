@@ -20,6 +20,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
         "--duration", "10", "--lead-in", "5", "--warmup", "5", "--tail", "3", "--budget", "1s",
+        "--max-drain", "7",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -29,7 +30,9 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     assert doc["stopped"] == "budget" and "the budget ran out" in result.stdout
     assert [p["rate"] for p in doc["probes"]] == [300]
     assert doc["first_unsustainable_mps"] is None  # one failure is not relied on
-    assert doc["machine"]["cores"] >= 1 and doc["criteria"]["max_drain_s"] == 10
+    assert doc["machine"]["cores"] >= 1 and doc["criteria"]["max_drain_s"] == 7
+    # a probe waits for its drain 10 s beyond what the criterion allows, not 60 s
+    assert doc["probe"]["drain_timeout_s"] == 17
     for probe in doc["probes"]:
         assert probe["verdict"] in VERDICTS
         assert probe["sustainable"] == (probe["verdict"] == "sustainable")
@@ -39,6 +42,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         summary = json.loads((run_dir / "summary.json").read_text())
         assert (summary["run"]["rate"], summary["run"]["workload"]) == (probe["rate"], "latency")
         assert summary["run"]["duration_s"] == 10 and summary["warmup"]["lead_in_s"] == 5
+        assert summary["config"]["run"]["drain_timeout_s"] == 17
         assert (summary["warmup"]["mode"], summary["warmup"]["seconds"]) == ("fixed", 5)
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
     sustainable = [p["rate"] for p in doc["probes"] if p["sustainable"]]
@@ -50,4 +54,5 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     table = (out / "capacity.md").read_text()
     assert doc["probe"]["lead_in_s"] == 5 and "5 s at half the rate" in table
     assert doc["probe"]["warmup_s"] == 5 and "a warm-up (5 s)" in table
+    assert "given 17 s to drain" in table
     assert all(f"| {p['rate']:,.0f} | {p['verdict']} |" in table for p in doc["probes"])
