@@ -5,9 +5,10 @@ A capacity search runs constant-rate probes, each a complete run
 (:func:`judge`). :func:`search` grows the rate geometrically from the first
 probe until one is not sustainable, then bisects the bracket until its width
 is within the precision. A probe that fails is confirmed once before the
-search relies on it (noisy verdicts on a small machine), a probe the publisher
-could not feed ends the search (the bottleneck is then the load generator, not
-the stage), and the budget or Ctrl-C ends it with the bracket found so far.
+search relies on it (noisy verdicts on a small machine) unless it failed
+decisively (a p50 far above the limit), a probe the publisher could not feed
+ends the search (the bottleneck is then the load generator, not the stage),
+and the budget or Ctrl-C ends it with the bracket found so far.
 The search is pure: the probe is a function, so it is unit-tested with fakes.
 """
 
@@ -55,6 +56,11 @@ CATCHING_UP = 0.5
 draining a backlog built up before it (one search found 32,000 msg/s "sustainable" at a
 p50 of 9.1 s falling 33 s/min): that rate is not shown sustainable. A slower fall is a
 job still warming up, which says nothing against the rate."""
+DECISIVE = 3.0
+"""A probe whose p50 exceeds the p50 limit this many times over is not repeated: its
+failure is no noise. The noisiest failure seen that passed its repeat had 1.6 times
+the limit (join at 8,000 msg/s: 16.4 s, then 6.3 s); a join probe at 32,000 msg/s had
+5.4 times it, and its repeat cost the search 4.4 minutes."""
 GROWING = 0.5
 GROWING_CAP_MS = 1_000.0
 """A rising trend is held against a probe when it raised the latency over the measured
@@ -99,6 +105,8 @@ class Probe:
     half cores)."""
     run_dir: str | None = None
     seconds: float = 0.0
+    decisive: bool = False
+    """Failed by so wide a margin (:data:`DECISIVE`) that the search does not repeat it."""
 
     @property
     def verdict(self) -> str:
@@ -174,7 +182,8 @@ def judge(
         reasons.append(
             f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
         )
-    return Probe(sustainable=not reasons, reasons=tuple(reasons), **common)
+    decisive = lat.get("p50") is not None and lat["p50"] > DECISIVE * criteria.max_p50_ms
+    return Probe(sustainable=not reasons, reasons=tuple(reasons), decisive=decisive, **common)
 
 
 def _fall_ms(steady: dict[str, Any]) -> float:
@@ -226,8 +235,9 @@ def search(
     ``probe(rate)`` runs one probe. Rates grow by ``growth`` from ``start`` (at most
     ``max_rate``) until a probe fails, and fall by it (down to ``min_rate``) when the
     first one fails; then the bracket is bisected geometrically. A failed probe is run
-    a second time and relied on only if it fails again; a rate the publisher could not
-    offer twice ends the search (``publisher_limit_mps``). Before each probe the budget
+    a second time and relied on only if it fails again (a decisive failure is relied on
+    at once); a rate the publisher could not offer twice ends the search
+    (``publisher_limit_mps``). Before each probe the budget
     must leave room for one more probe as long as the longest so far. Ctrl-C
     (KeyboardInterrupt) ends the search with ``stopped="interrupted"``, a probe that
     cannot run (StagebenchError) with ``stopped="error: …"``; the probes so far are kept.
@@ -255,11 +265,11 @@ def search(
         return p
 
     def holds(rate: float) -> bool:
-        """Sustainable, or failed once and then passed its confirmation. Twice
-        publisher-bound ends the search: no higher rate can be offered here."""
+        """Sustainable, or failed once (not decisively) and then passed its confirmation.
+        Twice publisher-bound ends the search: no higher rate can be offered here."""
         first = run(rate)
-        if first.sustainable:
-            return True
+        if first.sustainable or first.decisive:
+            return first.sustainable
         second = run(rate)
         if first.publisher_bound and second.publisher_bound:
             result.publisher_limit_mps = rate

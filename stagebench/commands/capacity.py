@@ -14,6 +14,7 @@ from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
+    DECISIVE,
     PROBE_DEFAULTS,
     PROBE_DRAIN_GRACE_S,
     Criteria,
@@ -178,7 +179,8 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
         f"{doc['criteria']['max_p50_ms'] / 1000:g} s, the job drains within "
         f"{doc['criteria']['max_drain_s']:g} s after the input stops, no output is missing "
         "and every output agrees with its inputs; a probe whose publisher fell behind says "
-        "nothing about the stage. A failed probe is repeated once before it counts.",
+        "nothing about the stage. A failed probe is repeated once before it counts, unless "
+        f"its p50 was over {DECISIVE:g} times the limit.",
         "",
         *([_probe_line(doc["probe"]), ""] if doc.get("probe") else []),
         "| rate msg/s | verdict | p50 ms | p99 ms | engine CPU % of a core | reasons | run |",

@@ -7,8 +7,14 @@ from stagebench.capacity import Criteria, Probe, judge, parse_budget, search
 from stagebench.commands.capacity import format_table
 
 
-def fake(capacity: float, publisher_max: float = float("inf"), flaky: set | None = None):
-    """A probe sustainable up to ``capacity``; ``flaky`` rates fail on their first try."""
+def fake(
+    capacity: float,
+    publisher_max: float = float("inf"),
+    flaky: set | None = None,
+    decisive_above: float = float("inf"),
+):
+    """A probe sustainable up to ``capacity``; ``flaky`` rates fail on their first try,
+    rates above ``decisive_above`` fail decisively."""
     calls: list[float] = []
     tried: set = set()
 
@@ -19,7 +25,8 @@ def fake(capacity: float, publisher_max: float = float("inf"), flaky: set | None
         first_try = rate not in tried
         tried.add(rate)
         ok = rate <= capacity and not (flaky and rate in flaky and first_try)
-        return Probe(rate, ok, () if ok else ("rising",), seconds=60)
+        decisive = not ok and rate > decisive_above
+        return Probe(rate, ok, () if ok else ("rising",), seconds=60, decisive=decisive)
 
     return probe, calls
 
@@ -32,6 +39,14 @@ def test_grows_then_bisects_to_the_precision():
     assert result.bracket_width <= 0.10
     assert calls[:5] == [500, 1000, 2000, 4000, 8000]
     assert calls[5] == 8000  # a failure is confirmed before the search relies on it
+
+
+def test_a_decisive_failure_is_not_repeated():
+    probe, calls = fake(capacity=5750, decisive_above=7000)
+    result = search(probe, start=500, max_rate=100_000, precision=0.10)
+    assert calls[:6] == [500, 1000, 2000, 4000, 8000, 5660]  # 8000 relied on at once
+    assert result.stopped == "converged" and result.sustainable_mps <= 5750
+    assert calls.count(6730) == 2  # a marginal failure is still confirmed
 
 
 def test_a_noisy_failure_at_a_sustainable_rate_does_not_end_the_growth():
@@ -179,7 +194,12 @@ def test_judge_a_steady_probe_and_each_reason():
     warm = _summary(latency_ms={"p50": 347.0, "p99": 746.0}, steady_state=warming)
     assert judge(1000, warm, Criteria()).sustainable
     slow = judge(1000, _summary(latency_ms={"p50": 12_000.0, "p99": 20_000.0}), Criteria())
-    assert "above 10,000 ms" in slow.reasons[0]
+    assert "above 10,000 ms" in slow.reasons[0] and not slow.decisive
+    # three times the limit: the search relies on it without a repeat
+    lost = judge(1000, _summary(latency_ms={"p50": 31_000.0, "p99": 40_000.0}), Criteria())
+    assert lost.decisive and not lost.sustainable
+    assert not judge(1000, _summary(latency_ms={"p50": 29_000.0, "p99": 40_000.0}),
+                     Criteria()).decisive  # fmt: skip
     meta = _summary()["metadata"]
     late = judge(1000, _summary(throughput={"drain_ms": 15_000, "input_mps": 1000}), Criteria())
     assert late.reasons == ("drained 15.0 s after the input stopped",)
