@@ -237,10 +237,10 @@ def search(
     first one fails; then the bracket is bisected geometrically. A failed probe is run
     a second time and relied on only if it fails again (a decisive failure is relied on
     at once); a rate the publisher could not offer twice ends the search
-    (``publisher_limit_mps``). Before each probe the budget
-    must leave room for one more probe as long as the longest so far. Ctrl-C
-    (KeyboardInterrupt) ends the search with ``stopped="interrupted"``, a probe that
-    cannot run (StagebenchError) with ``stopped="error: …"``; the probes so far are kept.
+    (``publisher_limit_mps``). Before each probe the budget must leave room for one
+    more probe as long as the longest so far. Ctrl-C (KeyboardInterrupt) ends the search
+    with ``stopped="interrupted"``, a probe that cannot run (StagebenchError) with
+    ``stopped="error: …"``; the probes so far are kept.
     """
     check_settings(start, max_rate, precision)
     require(growth > 1, "growth must be > 1")
