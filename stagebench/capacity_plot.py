@@ -62,8 +62,8 @@ def plot(doc: dict[str, Any], path: Path) -> Path | None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     # the probes' own rates as ticks: a log axis labels its minor ticks 4.05×10³, 4.1×10³…
-    rates = sorted({p["rate"] for p in probes})
-    ax.set_xticks(rates, [f"{r:,.0f}" for r in rates], rotation=45, fontsize="small")
+    ticks = sorted({p["rate"] for p in probes})
+    ax.set_xticks(ticks, [f"{r:,.0f}" for r in ticks], rotation=45, fontsize="small")
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("offered rate, msg/s (both input topics)")
     ax.set_ylabel("latency, ms (broker clock)")
@@ -85,18 +85,18 @@ def _trace(probe: dict[str, Any]) -> dict[str, Any] | None:
     try:
         series = pd.read_csv(run_dir / rundir.TIMESERIES).dropna(subset=["latency_p50_ms"])
         summary = json.loads((run_dir / rundir.SUMMARY).read_text())
-        run = json.loads((run_dir / rundir.RUN).read_text())
     except (OSError, ValueError):  # a probe whose evaluation failed has no series to draw
         return None
+    period = summary["period"]
     steady = summary.get("steady_state") or {}
     slope = steady.get("slope_ms_per_min")
     trend = f"{steady['verdict']} {slope:+,.0f} ms/min" if slope is not None else "no trend"
     return {
         "label": f"{probe['rate']:,.0f} msg/s, {probe['verdict']} ({trend})",
         "color": STYLES[probe["verdict"]][0],
-        "t": series["second"] - run["start_ms"] / 1000,
+        "t": series["second"] - period["measured_from_ms"] / 1000,
         "p50": series["latency_p50_ms"],
-        "measured_s": (run["end_ms"] - run["start_ms"]) / 1000,
+        "measured_s": (period["measured_to_ms"] - period["measured_from_ms"]) / 1000,
     }
 
 

@@ -29,12 +29,10 @@ def _run_dir(tmp_path, name, p50s, slope):
     pd.DataFrame({"second": seconds, "input_count": 100, "output_count": 100,
                   "latency_p50_ms": p50s, "latency_p99_ms": [2 * v for v in p50s]}
                  ).to_csv(run_dir / rundir.TIMESERIES, index=False)  # fmt: skip
-    (run_dir / rundir.RUN).write_text(
-        json.dumps({"start_ms": START_MS, "end_ms": START_MS + 30_000})
-    )
     verdict = "rising" if slope > 50 else "steady"
     steady = {"verdict": verdict, "slope_ms_per_min": slope}
-    (run_dir / rundir.SUMMARY).write_text(json.dumps({"steady_state": steady}))
+    period = {"measured_from_ms": START_MS, "measured_to_ms": START_MS + 30_000}
+    (run_dir / rundir.SUMMARY).write_text(json.dumps({"steady_state": steady, "period": period}))
     return str(run_dir)
 
 
