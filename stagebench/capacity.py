@@ -151,10 +151,10 @@ def judge(
         GROWING * (lat.get("p50") or 0), GROWING_CAP_MS
     ):
         reasons.append(f"latency rising {steady['slope_ms_per_min']:+,.0f} ms/min")
-    elif steady["verdict"] == "falling" and _start_ms(steady) > criteria.max_p50_ms:
+    elif steady["verdict"] == "falling" and (start := _start_ms(steady)) > criteria.max_p50_ms:
         reasons.append(
             f"catching up a backlog: latency falling {steady['slope_ms_per_min']:+,.0f} ms/min"
-            f" from {_start_ms(steady) / 1000:,.1f} s"
+            f" from {start / 1000:,.1f} s"
         )
     if lat.get("p50") is not None and lat["p50"] > criteria.max_p50_ms:
         reasons.append(f"p50 {lat['p50']:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
