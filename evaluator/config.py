@@ -22,6 +22,11 @@ class EvaluatorConfig:
     ``sliding_window_s``, ``lookback_short_s``, ``lookback_long_s``: the sliding
     stage's window and the two seconds its relative changes compare with (the
     pipeline's ``window_length_ms`` and ``lookback_*_ms``), for the expected outputs.
+    ``read_before_s``: read the topics only from this many seconds before the run's marked
+    start of its measured period (None: whole topics), with the pandas engine, for a
+    stage that writes one output per input and a run without disturbances
+    (:func:`evaluator.evaluation.read_from_ms`); a capacity probe's evaluation then reads
+    its measured period, not its lead-in and warm-up.
     ``recovery_baseline_s``, ``recovery_threshold``: after a disturbance (a burst, a
     fault) latency has recovered when its per-second p50 is back within this fraction
     of its median over the seconds before (:mod:`evaluator.recovery`).
@@ -37,6 +42,7 @@ class EvaluatorConfig:
     batch_size: int = 50_000
     idle_timeout_s: float = 30.0
     plots: bool = True
+    read_before_s: float | None = None
     recovery_baseline_s: float = 20.0
     recovery_threshold: float = 0.2
 
@@ -61,6 +67,10 @@ class EvaluatorConfig:
         )
         require(self.batch_size > 0, f"batch_size must be > 0, got {self.batch_size}")
         require(self.idle_timeout_s > 0, f"idle_timeout_s must be > 0, got {self.idle_timeout_s}")
+        require(
+            self.read_before_s is None or self.read_before_s >= 0,
+            f"read_before_s must be >= 0 or unset (whole topics), got {self.read_before_s}",
+        )
         require(
             self.recovery_baseline_s >= MIN_BASELINE_SECONDS,
             f"recovery_baseline_s must be >= {MIN_BASELINE_SECONDS} (a baseline needs "

@@ -93,8 +93,31 @@ def check_clock(bootstrap: str, run: RunInfo) -> None:
     check_topics(bootstrap, [run.output_topic, *run.input_topics])
 
 
-def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame:
-    """The output topic, refusing records not stamped by the broker (docs/method.md#clock)."""
+def read_from_ms(run: RunInfo, config: EvaluatorConfig) -> int | None:
+    """Where reading the topics starts, broker time; None: at their beginning.
+
+    ``config.read_before_s`` before the run's marked start, when the stage writes one
+    output per input (an output's inputs are then read whenever the output is: it is
+    stamped after them) and the run has no disturbance (whose recovery baseline may
+    reach further back). A join or window needs inputs from before its outputs, so
+    those read whole topics. A capacity probe at 48,000 msg/s spent half its time
+    reading its lead-in and warm-up this way.
+    """
+    if (
+        config.read_before_s is None
+        or run.start_ms is None
+        or run.disturbances
+        or stage(run.stage).stateful
+    ):
+        return None
+    return run.start_ms - round(config.read_before_s * 1000)
+
+
+def read_outputs(
+    bootstrap: str, run: RunInfo, config: EvaluatorConfig, from_ms: int | None = None
+) -> pd.DataFrame:
+    """The output topic (from ``from_ms``), refusing records not stamped by the broker
+    (docs/method.md#clock)."""
     parser = reader.lenient_line_parser if stage(run.stage).raw else reader.strict_line_parser
     frame = reader.read_topic(
         bootstrap,
@@ -103,13 +126,16 @@ def read_outputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Da
         parser,
         config.batch_size,
         config.idle_timeout_s,
+        from_ms=from_ms,
     )
     check_log_append_time(run.output_topic, frame[TIMESTAMP_TYPE].to_numpy())
     return frame
 
 
-def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.DataFrame | None:
-    """All input topics in one frame (None when the run names none)."""
+def read_inputs(
+    bootstrap: str, run: RunInfo, config: EvaluatorConfig, from_ms: int | None = None
+) -> pd.DataFrame | None:
+    """All input topics (from ``from_ms``) in one frame (None when the run names none)."""
     if not run.input_topics:
         return None
     parse = not stage(run.stage).raw
@@ -125,6 +151,7 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
             unexpected_fields="error",
             required_only=exp.CHECKED_ONLY if parse else (),
             classify=exp.input_kinds if parse else None,
+            from_ms=from_ms,
         )
         check_log_append_time(topic, frame[TIMESTAMP_TYPE].to_numpy())
         frames.append(frame)
@@ -134,9 +161,10 @@ def read_inputs(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> pd.Dat
 
 def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
     """Everything the report needs, computed in pandas from the topics."""
-    outputs = read_outputs(bootstrap, run, config)
-    inputs = read_inputs(bootstrap, run, config)
-    return measure(run, config, outputs, inputs)
+    from_ms = read_from_ms(run, config)
+    outputs = read_outputs(bootstrap, run, config, from_ms)
+    inputs = read_inputs(bootstrap, run, config, from_ms)
+    return measure(run, config, outputs, inputs, from_ms)
 
 
 def measure(
@@ -144,11 +172,19 @@ def measure(
     config: EvaluatorConfig,
     outputs: pd.DataFrame,
     inputs: pd.DataFrame | None,
+    from_ms: int | None = None,
 ) -> dict[str, Any]:
     """The evaluation proper, on read topics (pure: unit-testable without Kafka).
 
-    ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them.
+    ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them;
+    ``from_ms``: the topics were read from this broker time on (:func:`read_from_ms`),
+    so an output whose carried input time is earlier is left out, its input unread.
     """
+    unread = 0
+    if from_ms is not None:
+        early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
+        unread = int(early.sum())
+        outputs = _subset(outputs, ~early)
     # malformed outputs as evaluator.stages.required_fields defines them
     bad = (
         outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
@@ -221,7 +257,8 @@ def measure(
     measured_series = stats.timeseries(measured_ts, latency, in_measured)
     first_output_delay = drain = None
     if len(out_ts) and len(in_ts):
-        first_output_delay = int(out_ts.min()) - int(in_ts.min())
+        # the first input is known only when the topics were read from their beginning
+        first_output_delay = None if from_ms is not None else int(out_ts.min()) - int(in_ts.min())
         drain = int(out_ts.max()) - int(in_ts.max())
     records = {
         **counts,
@@ -259,6 +296,7 @@ def measure(
         "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
         "latencies": good,
         "engine": "pandas",
+        "read": {"from_ms": from_ms, "outputs_of_unread_inputs": unread},
     }
 
 
@@ -321,7 +359,8 @@ def build_summary(
       None without outputs;
     - ``first_output_delay_ms``: the first valid output's broker timestamp minus
       the first input's (in the single burst it includes the backlog's length,
-      docs/method.md#workloads), None without inputs or outputs;
+      docs/method.md#workloads), None without inputs or outputs or when the topics
+      were read from a later time;
     - a job started behind a backlog (single burst) adds ``job_started_ms`` (the
       broker-clock mark of its query's start), ``time_to_first_output_ms`` from
       it, and ``catch_up`` (:func:`evaluator.catchup.catch_up`);
@@ -333,7 +372,10 @@ def build_summary(
     measured period (the periodic burst's bursts, a fault's outage), the baseline,
     peak and recovery (:func:`evaluator.recovery.section`); None without windows.
 
-    ``evaluation`` (engine, percentile_method, seconds); ``warnings`` (list of
+    ``evaluation`` (engine, percentile_method, seconds, from_ms: the topics were read
+    from this broker time, None from their beginning, and then outputs_of_unread_inputs:
+    outputs left out because their inputs came earlier, see :func:`read_from_ms`);
+    ``warnings`` (list of
     sentences: the run's own ``metadata["warnings"]`` — publisher behind
     schedule, delivery errors, drain timeout — then the evaluator's).
     """
@@ -386,6 +428,7 @@ def build_summary(
         "evaluation": {
             "engine": result["engine"],
             "percentile_method": f"numpy.percentile method={stats.METHOD!r} on all values",
+            **result.get("read", {"from_ms": None}),
         },
         "warnings": warnings,
     }

@@ -97,12 +97,19 @@ def _end_offsets(consumer, topic: str) -> dict[int, tuple[int, int]]:
 
 
 def iter_batches(
-    bootstrap: str, topic: str, batch_size: int = 50_000, idle_timeout_s: float = 30.0
+    bootstrap: str,
+    topic: str,
+    batch_size: int = 50_000,
+    idle_timeout_s: float = 30.0,
+    from_ms: int | None = None,
 ) -> Iterator[Batch]:
-    """Yield the topic's records in batches, from earliest to the end offsets at start."""
+    """Yield the topic's records in batches, from earliest (or the first record stamped
+    at or after ``from_ms``) to the end offsets at start."""
     consumer = _consumer(bootstrap)
     try:
         ranges = _end_offsets(consumer, topic)
+        if from_ms is not None:
+            ranges = _offsets_from(consumer, topic, ranges, from_ms)
         pending = {p: high for p, (low, high) in ranges.items() if high > low}
         total = sum(h - lo for lo, h in ranges.values())
         log.info("reading %s: %d records in %d partitions", topic, total, len(ranges))
@@ -141,6 +148,26 @@ def iter_batches(
             yield Batch(partition, offset, ts[:, 1], ts[:, 0].astype(np.int8), values, total)
     finally:
         consumer.close()
+
+
+def _offsets_from(
+    consumer, topic: str, ranges: dict[int, tuple[int, int]], from_ms: int
+) -> dict[int, tuple[int, int]]:
+    """``ranges`` starting at each partition's first record stamped at or after ``from_ms``
+    (at its end when it has none)."""
+    wanted = [TopicPartition(topic, p, from_ms) for p in ranges]
+    try:
+        found = consumer.offsets_for_times(wanted, timeout=10)
+    except KafkaException as err:
+        raise EvaluationError(f"cannot look up offsets by time in topic {topic!r}: {err}") from err
+    errors = [tp.error for tp in found if tp.error is not None]
+    if errors:
+        raise EvaluationError(f"cannot look up offsets by time in topic {topic!r}: {errors[0]}")
+    return {
+        tp.partition: (ranges[tp.partition][1] if tp.offset < 0 else tp.offset,
+                       ranges[tp.partition][1])
+        for tp in found
+    }  # fmt: skip
 
 
 def _below_end(partition, offset, pending, consumer, topic) -> np.ndarray | None:
@@ -256,8 +283,10 @@ def read_topic(
     unexpected_fields: str = "ignore",
     required_only: tuple[str, ...] = (),
     classify: Classifier | None = None,
+    from_ms: int | None = None,
 ) -> pd.DataFrame:
-    """The whole topic as a DataFrame: reader columns plus the parsed ``schema`` fields.
+    """The whole topic (or its records stamped from ``from_ms`` on) as a DataFrame:
+    reader columns plus the parsed ``schema`` fields.
 
     ``required_only`` names schema fields that are checked, not kept: a record
     without one is malformed, and the column is dropped (saves memory on inputs
@@ -277,7 +306,7 @@ def read_topic(
     # pyarrow parses without the GIL: parsing batch k overlaps consuming batch k+1;
     # one batch in flight at most, so unparsed values never pile up in memory
     with ThreadPoolExecutor(max_workers=1) as pool:
-        for batch in iter_batches(bootstrap, topic, batch_size, idle_timeout_s):
+        for batch in iter_batches(bootstrap, topic, batch_size, idle_timeout_s, from_ms):
             if columns is None:
                 columns = _Columns(batch.total, schema, required_only, classify is not None)
             start = columns.add_meta(batch)

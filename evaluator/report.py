@@ -177,6 +177,14 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
         if bounds := confidence.get(q):
             lines.append(f"- {q} 95 % interval: {_fmt(bounds[0])}–{_fmt(bounds[1])} ms "
                          f"({confidence.get('method')})")  # fmt: skip
+    read = summary["evaluation"]
+    if read.get("from_ms") is not None:
+        before = summary["period"]["measured_from_ms"] - read["from_ms"]
+        lines.append(
+            f"- read: the topics from {before / 1000:g} s before the measured period on "
+            f"(lead-in and warm-up unread); {read['outputs_of_unread_inputs']} outputs of "
+            "earlier inputs left out"
+        )
     if machine := summary.get("machine"):
         busy, saturated = machine.get("cpu_total_pct_mean"), _pct(machine.get("saturated_share"))
         lines.append(

@@ -637,6 +637,14 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
         help="relative width of the last bracket (default: %(default)g)",
     )
     parser.add_argument(
+        "--growth",
+        type=float,
+        default=2.0,
+        metavar="FACTOR",
+        help="factor between probes while the rate grows (or falls, when the first probe "
+        "fails), before the bracket is bisected (default: %(default)g)",
+    )
+    parser.add_argument(
         "--budget",
         metavar="TIME",
         help="stop a search after this long: 30m, 1h, 900 (default: none)",

@@ -17,6 +17,7 @@ from stagebench.capacity import (
     DECISIVE,
     PROBE_DEFAULTS,
     PROBE_DRAIN_GRACE_S,
+    PROBE_EVALUATOR_DEFAULTS,
     Criteria,
     Probe,
     SearchResult,
@@ -38,7 +39,7 @@ def run(args) -> int:
     unknown = [s for s in stages if s not in SPARK_STAGES]
     if unknown or not stages:
         raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(SPARK_STAGES)})")
-    check_settings(args.start, args.max, args.precision)
+    check_settings(args.start, args.max, args.precision, args.growth)
     try:
         budget_s = parse_budget(args.budget) if args.budget else None
     except ValueError as err:
@@ -49,10 +50,12 @@ def run(args) -> int:
     # a probe's own defaults, beneath the config file and the command line; its drain
     # is judged once it outlasts --max-drain, so a probe waits little longer for it
     drain = {"drain_timeout_s": criteria.max_drain_s + PROBE_DRAIN_GRACE_S}
-    for key, value in {**PROBE_DEFAULTS, **drain}.items():
-        if key not in settings.values["run"]:
-            settings.values["run"][key] = value
-            settings.sources["run"][key] = "capacity default"
+    defaults = {"run": {**PROBE_DEFAULTS, **drain}, "evaluator": PROBE_EVALUATOR_DEFAULTS}
+    for section, values in defaults.items():
+        for key, value in values.items():
+            if key not in settings.values[section]:
+                settings.values[section][key] = value
+                settings.sources[section][key] = "capacity default"
     base = from_mapping(RunConfig, settings.section("run"), "run")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
@@ -100,9 +103,10 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
         return verdict
 
     began = time.monotonic()
-    found = search(probe, args.start, args.max, args.precision, budget_s)
+    found = search(probe, args.start, args.max, args.precision, budget_s, args.growth)
     doc = capacity_doc(name, impl, found, args.precision, criteria, time.monotonic() - began)
     doc["dir"] = str(out)
+    doc["growth"] = args.growth
     doc["probe"] = {key: getattr(probe_base, key) for key in PROBE_KEYS}
     write(out, doc)
     return doc

@@ -182,6 +182,42 @@ def test_ingest_outputs_embedding_malformed_inputs_are_measured(
     assert got["latency_ms"].tolist() == want
 
 
+def test_a_run_read_from_before_its_measured_period_skips_the_inputs_before(
+    kafka_bootstrap, unique, tmp_path
+):
+    """read_before_s: the topics are read from a broker time on (Kafka's offsets for a
+    time), and the outputs of the inputs before it are left out, not counted unexpected."""
+    speed, out = f"late-speed-{unique}", f"late-out-{unique}"
+    create_topics(kafka_bootstrap, [speed, out])
+    values = [json.dumps(_input("L", 1, sec, s.SPEED)).encode() for sec in range(8)]
+    _produce(kafka_bootstrap, speed, values[:4])
+    time.sleep(0.05)  # the later four are stamped at least 50 ms after the first four
+    _produce(kafka_bootstrap, speed, values[4:])
+    inputs = _read_back(kafka_bootstrap, speed, len(values))
+    outputs = []
+    for partition, offset, stamp, value in inputs:
+        outputs.append(json.dumps({**json.loads(value), s.RUN_ID: unique, s.INPUT_TS_LATEST: stamp,
+                                   s.INPUT_TS_EARLIEST: stamp, s.INPUT_COUNT: 1,
+                                   s.SOURCE_TOPIC: speed, s.SOURCE_PARTITION: partition,
+                                   s.SOURCE_OFFSET: offset}).encode())  # fmt: skip
+    _produce(kafka_bootstrap, out, outputs)
+    _read_back(kafka_bootstrap, out, len(outputs))
+    start = inputs[4][2]
+    assert inputs[3][2] < start - 10
+    run = RunInfo(id=unique, stage="parse", output_topic=out, input_topics=(speed,),
+                  start_ms=start, end_ms=inputs[-1][2])  # fmt: skip
+    config = EvaluatorConfig(warmup_s=0, read_before_s=0, plots=False)
+    summary = evaluate(kafka_bootstrap, run, config, tmp_path)
+    rec = summary["records"]
+    assert rec["inputs"] == 4 and rec["outputs_total"] == 4
+    assert (rec["outputs"], rec["expected"], rec["missing"], rec["unexpected"]) == (4, 4, 0, 0)
+    assert summary["trusted"] is True, summary["warnings"]
+    assert summary["evaluation"]["from_ms"] == start
+    assert summary["evaluation"]["outputs_of_unread_inputs"] == 4
+    assert summary["throughput"]["first_output_delay_ms"] is None
+    assert "lead-in and warm-up unread" in (tmp_path / "report.md").read_text()
+
+
 @pytest.fixture
 def create_time_run(kafka_bootstrap, unique):
     """A parse run whose output topic is CreateTime, with one record."""

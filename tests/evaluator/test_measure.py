@@ -9,7 +9,7 @@ import pytest
 
 from evaluator import report
 from evaluator.config import EvaluatorConfig
-from evaluator.evaluation import build_summary, measure
+from evaluator.evaluation import build_summary, measure, read_from_ms
 from evaluator.latency import measured_period
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from evaluator.recovery import Window
@@ -120,6 +120,40 @@ def test_output_throughput_counts_outputs_by_their_own_broker_time():
     assert thr["drain_ms"] == 3500  # the last output (12.5 s) after the last input (9 s)
     # broker seconds 9.5, 10.5, 11.5, 12.5 and 0.1 .. 5.1: one output per second
     assert thr["peak_output_mps"] == 1
+
+
+def test_read_from_a_time_leaves_out_the_outputs_of_unread_inputs():
+    inputs = _inputs([1000 * i for i in range(10)])
+    outputs = _outputs(inputs, [100] * 10)
+    run = dataclasses.replace(RUN, start_ms=5000, end_ms=9000)
+    config = EvaluatorConfig(warmup_s=0, read_before_s=2)
+    # read from 3 s: inputs from there, and outputs stamped from there (2.1 s and later)
+    result = measure(
+        run, config, outputs.iloc[2:], inputs.iloc[3:], from_ms=read_from_ms(run, config)
+    )
+    assert result["read"] == {"from_ms": 3000, "outputs_of_unread_inputs": 1}
+    rec = result["records"]
+    assert (rec["outputs"], rec["expected"], rec["missing"], rec["unexpected"]) == (5, 5, 0, 0)
+    assert rec["inputs"] == 7 and rec["outputs_total"] == 7
+    assert result["throughput"]["first_output_delay_ms"] is None  # the first input is unread
+    whole = measure(run, config, outputs, inputs)
+    assert whole["read"] == {"from_ms": None, "outputs_of_unread_inputs": 0}
+    assert whole["latency_ms"] == result["latency_ms"]
+
+
+def test_only_a_per_record_run_without_disturbances_is_read_from_a_time():
+    run = dataclasses.replace(RUN, start_ms=5000)
+    assert read_from_ms(run, EvaluatorConfig(read_before_s=2)) == 3000
+    assert read_from_ms(run, EvaluatorConfig()) is None  # whole topics unless asked
+    assert read_from_ms(RUN, EvaluatorConfig(read_before_s=2)) is None  # no marked start
+    for other in (
+        dataclasses.replace(run, stage="join"),  # its outputs need earlier inputs
+        dataclasses.replace(run, stage="tumbling"),
+        dataclasses.replace(run, disturbances=(Window("burst", 6000, 7000),)),
+    ):
+        assert read_from_ms(other, EvaluatorConfig(read_before_s=2)) is None
+    with pytest.raises(ConfigError, match="read_before_s"):
+        EvaluatorConfig(read_before_s=-1)
 
 
 def test_peak_output_and_first_output_delay_of_a_burst():

@@ -41,6 +41,14 @@ def test_grows_then_bisects_to_the_precision():
     assert calls[5] == 8000  # a failure is confirmed before the search relies on it
 
 
+def test_the_growth_factor_sets_the_rates_before_the_bisection():
+    probe, calls = fake(capacity=5750)
+    result = search(probe, start=3000, max_rate=100_000, precision=0.10, growth=1.5)
+    assert calls[:5] == [3000, 4500, 6750, 6750, 5510]  # then sqrt(4500 * 6750)
+    assert result.stopped == "converged" and result.bracket_width <= 0.10
+    assert result.sustainable_mps <= 5750 < result.first_unsustainable_mps
+
+
 def test_a_decisive_failure_is_not_repeated():
     probe, calls = fake(capacity=5750, decisive_above=7000)
     result = search(probe, start=500, max_rate=100_000, precision=0.10)

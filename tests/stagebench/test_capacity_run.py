@@ -27,6 +27,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     out = next(tmp_path.glob("*-capacity-ingest-*"))
     doc = json.loads((out / "capacity.json").read_text())
     assert (doc["stage"], doc["impl"], doc["precision"]) == ("ingest", "builtin", 0.5)
+    assert doc["growth"] == 2
     assert doc["stopped"] == "budget" and "the budget ran out" in result.stdout
     assert [p["rate"] for p in doc["probes"]] == [300]
     assert doc["first_unsustainable_mps"] is None  # one failure is not relied on
@@ -45,6 +46,9 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         assert summary["config"]["run"]["drain_timeout_s"] == 17
         assert (summary["warmup"]["mode"], summary["warmup"]["seconds"]) == ("fixed", 5)
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
+        # the evaluation read the topics from 10 s before the measured period on
+        read_from = summary["evaluation"]["from_ms"]
+        assert read_from == summary["period"]["measured_from_ms"] - 10_000
     sustainable = [p["rate"] for p in doc["probes"] if p["sustainable"]]
     assert doc["sustainable_mps"] == (max(sustainable) if sustainable else None)
     if doc["sustainable_mps"]:

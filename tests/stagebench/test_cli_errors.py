@@ -44,6 +44,7 @@ def test_every_subcommand_has_help():
         (["--from", "2000", "--max", "1000"], "--max (1000) must not be below --from (2000)"),
         (["--precision", "0"], "--precision must be in (0, 1)"),
         (["--precision", "1.5"], "--precision must be in (0, 1)"),
+        (["--growth", "1"], "--growth must be > 1, got 1"),
         (["--budget", "soon"], "--budget:"),
         (["--stages", "ingest,nope"], "unknown stage(s) ['nope']"),
     ],
