@@ -567,7 +567,14 @@ def _suite(sub: argparse._SubParsersAction) -> None:
         "--repeat",
         type=int,
         default=1,
-        help="runs per stage; medians and the interval across runs reported (default: 1)",
+        help="rounds: each runs every stage once, in a random order of its own; with 3 or "
+        "more, increments are judged on the per-round differences (default: 1)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the rounds' stage order, to repeat a suite's order (default: a new one, "
+        "printed and kept in comparison.json)",
     )
     parser.add_argument(
         "--no-floor",

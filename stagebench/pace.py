@@ -35,10 +35,11 @@ GAP_S = 0.1
 LOOP = 200_000
 COPY_BYTES = 32 * 1024 * 1024
 CHANGE_WARN = 0.15
-"""Warn when a run's pace after it differs from its pace before by more than this share
-(a comparison warns likewise across its runs: evaluator.compare.PACE_SPREAD_WARN). On an
-idle 2-core VM the two timings of a run differed by −6 to +10 %, and the six of three
-runs in a row spanned 12 %: a smaller change is the timing's own noise."""
+"""Warn when a run's pace after it differs from its pace before by more than this share.
+On an idle 2-core VM the two timings of a run differed by −6 to +10 %, and the six of
+three runs in a row spanned 12 %: a smaller change is the timing's own noise. Across the
+runs of a comparison the spread is a median absolute deviation instead, set beside each
+increment it could explain (evaluator.compare.pace_spread)."""
 
 
 @functools.cache

@@ -1,12 +1,20 @@
-"""A suite: the stage ladder run with identical settings, then the increment table.
+"""A suite: the stage ladder run with identical settings, in rounds, then the increment table.
 
-With ``repeat`` > 1 every stage runs several times; the table reports the
-median of each percentile across repetitions and its spread (min–max), and the
-increments are differences of those medians.
+A round runs every stage once, in an order of its own drawn from one seeded
+generator (the seed and every round's order are printed and kept in
+comparison.json). Run in ladder order, a host that slows down over the suite
+would make every later stage look costlier, and repeats run back to back would
+understate how much the next run differs. Each increment is taken within a
+round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
+interval comes from the per-round differences (:mod:`evaluator.compare`). One
+round says how precisely each run measured its stage, not whether the next
+run would agree, so it gives no significance verdict.
 """
 
 import json
-from dataclasses import replace
+import random
+import secrets
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,49 +26,98 @@ from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings
 
 
+@dataclass(frozen=True)
+class Order:
+    """The seed of a suite's order and each round's (stage, impl) in the order run."""
+
+    seed: int
+    rounds: list[list[tuple[str, str]]]
+
+    def lines(self) -> list[str]:
+        """One line per round: "round 2: join, floor, ingest"; custom variants named."""
+        return [
+            f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
+            for k, order in enumerate(self.rounds, 1)
+        ]
+
+    def describe(self) -> str:
+        """The order as a sentence, with its seed."""
+        return f"stages in random order per round (seed {self.seed}): {'; '.join(self.lines())}"
+
+    def as_json(self) -> dict:
+        """comparison.json's ``order``: the seed and each round's "stage/impl" as run."""
+        return {"seed": self.seed, "rounds": [[f"{s}/{i}" for s, i in o] for o in self.rounds]}
+
+
+def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order:
+    """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
+    seeded with ``seed``: the same seed gives the same suite order."""
+    rng = random.Random(seed)
+    return Order(seed, [rng.sample(stages, len(stages)) for _ in range(repeat)])
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """The suite directory, its comparison, its order and the runs with missing
+    outputs or outputs that contradict their inputs (not trusted)."""
+
+    suite_dir: Path
+    comparison: Comparison
+    order: Order
+    incomplete: list[Path]
+
+
 def run_suite(
     stages: list[tuple[str, str]],
     repeat: int,
     base: RunConfig,
     settings: Settings,
     console: Console,
-) -> tuple[Path, Comparison, list[Path]]:
-    """Run every (stage, impl) ``repeat`` times.
-
-    Returns the suite directory, the comparison and the runs with missing outputs or
-    outputs that contradict their inputs (not trusted).
-    """
+    seed: int | None = None,
+) -> SuiteResult:
+    """Run every (stage, impl) once in each of ``repeat`` rounds, in the order of
+    :func:`round_orders` (``seed``: a fresh random one when None)."""
     suite_id = new_run_id()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     suite_dir = Path(base.results_dir) / f"{stamp}-suite-{suite_id}"
     suite_dir.mkdir(parents=True)
-    run_dirs, incomplete = [], []
+    order = round_orders(stages, repeat, secrets.randbits(32) if seed is None else seed)
+    console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
+    run_dirs, rounds, incomplete = [], [], []
     total = len(stages) * repeat
-    for i, (stage, impl) in enumerate(s for s in stages for _ in range(repeat)):
-        console.step(f"suite {suite_id}: run {i + 1} of {total}, stage {stage} ({impl})")
-        result = execute(replace(base, stage=stage, impl=impl), settings, console)
-        run_dirs.append(result.run_dir)
-        if result.summary["records"]["missing"] or result.summary["trusted"] is False:
-            incomplete.append(result.run_dir)
+    for k, round_order in enumerate(order.rounds, 1):
+        for stage, impl in round_order:
+            console.step(
+                f"suite {suite_id}: run {len(run_dirs) + 1} of {total} (round {k} of {repeat}), "
+                f"stage {stage} ({impl})"
+            )
+            result = execute(replace(base, stage=stage, impl=impl), settings, console)
+            run_dirs.append(result.run_dir)
+            rounds.append(k)
+            if result.summary["records"]["missing"] or result.summary["trusted"] is False:
+                incomplete.append(result.run_dir)
     # a suite keeps its runs even when they turn out not comparable; it says so loudly
-    comparison = compare(run_dirs, allow_mixed=True)
+    comparison = compare(run_dirs, allow_mixed=True, rounds=rounds)
     doc = {
         "suite": suite_id,
         "created_at": datetime.now(UTC).isoformat(),
         "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
         "repeat": repeat,
+        "order": order.as_json(),
         "stages": [
             {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()}
             for row in comparison.rows
         ],
+        "significance": comparison.significance,
         "differences": comparison.differences,
         "pace_spread": comparison.pace_spread,
+        "pace_drift": comparison.pace_drift,
     }
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     images = plot(comparison, suite_dir)
-    note = f"Median over {repeat} repetitions per stage.\n\n" if repeat > 1 else ""
+    rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
     pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
     (suite_dir / rundir.COMPARISON_MD).write_text(
-        f"# Suite {suite_id}\n\n{note}{to_markdown(comparison)}\n\n{pictures}\n"
+        f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n{pictures}\n"
     )
-    return suite_dir, comparison, incomplete
+    return SuiteResult(suite_dir, comparison, order, incomplete)

@@ -1,4 +1,4 @@
-"""``stagebench suite``: the stage ladder with identical settings, and the increments."""
+"""``stagebench suite``: the stage ladder with identical settings, in rounds, and the increments."""
 
 import sys
 from dataclasses import replace
@@ -33,14 +33,16 @@ def run(args) -> int:
         stages_impl = [(s, "custom" if stage(s).custom else "builtin") for s in stages]
     else:
         stages_impl = [(s, base.impl) for s in stages]
-    suite_dir, comparison, incomplete = run_suite(
-        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console()
+    suite = run_suite(
+        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
     )
-    print(format_table(comparison))
-    print(f"\nsuite results: {suite_dir}")
-    for run_dir in incomplete:
+    print(format_table(suite.comparison))
+    print(f"\norder (seed {suite.order.seed}):")
+    print("\n".join(f"  {line}" for line in suite.order.lines()))
+    print(f"\nsuite results: {suite.suite_dir}")
+    for run_dir in suite.incomplete:
         print(
             f"WARNING: {run_dir} has missing outputs or is not trusted (see its summary.json)",
             file=sys.stderr,
         )
-    return 1 if incomplete else 0
+    return 1 if suite.incomplete else 0

@@ -8,7 +8,12 @@ from evaluator.compare import (
     differences,
     format_cell,
     format_table,
+    holm,
+    mover,
+    pace_spread,
+    paired_t,
     to_markdown,
+    welch,
 )
 from ground.errors import EvaluationError
 
@@ -49,7 +54,7 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
     dirs = [
         _run(tmp_path, "i1", "ingest", "builtin", 10.0, 20.0, 30.0),
         _run(tmp_path, "i2", "ingest", "builtin", 14.0, 26.0, 90.0),
-        _run(tmp_path, "i3", "ingest", "builtin", 12.0, 22.0, 40.0),
+        _run(tmp_path, "i3", "ingest", "builtin", 12.0, 20.0, 30.0),
         _run(tmp_path, "j", "join", "builtin", 500.0, 800.0, 1000.0),
         _run(tmp_path, "tb", "tumbling", "builtin", 2500.0, 3000.0, 4000.0),
         _run(tmp_path, "tc", "tumbling", "custom", 1200.0, 1500.0, 2000.0),
@@ -64,7 +69,8 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
         ("tumbling", "custom"), ("sliding", "builtin"), ("sliding", "custom"),
     ]  # fmt: skip
     ingest = by[("ingest", "builtin")]
-    assert (ingest["p50"], ingest["p95"], ingest["p99"]) == (12.0, 22.0, 40.0)
+    # the mean of the runs, the value their Student-t interval is centred on
+    assert (ingest["p50"], ingest["p95"], ingest["p99"]) == (12.0, 22.0, 50.0)
     assert ingest["p50_spread"] == [10.0, 14.0] and ingest["p99_spread"] == [30.0, 90.0]
     assert ingest["repetitions"] == 3 and len(ingest["run_dirs"]) == 3
     assert ingest["run_dir"] in ingest["run_dirs"]
@@ -290,28 +296,144 @@ def test_repetitions_take_the_interval_across_runs(tmp_path):
     assert "Student-t" in text and "moving-block" not in text
 
 
-def test_increment_is_not_significant_when_its_interval_contains_zero(tmp_path):
+def test_one_run_per_stage_gives_a_within_run_interval_and_no_verdict(tmp_path):
     dirs = [
         _run(tmp_path, "i", "ingest", "builtin", 100.0, 150.0, 200.0,
-             confidence=_ci((95.0, 105.0), (190.0, 210.0))),
+             confidence=_ci((96.0, 110.0), (190.0, 210.0))),
         _run(tmp_path, "p", "parse", "builtin", 103.0, 160.0, 300.0,
-             confidence=_ci((98.0, 108.0), (290.0, 310.0))),
+             confidence=_ci((100.0, 112.0), (290.0, 310.0))),
     ]  # fmt: skip
     comparison = compare(dirs)
-    parse = comparison.rows[1]
-    # each standard error 10 / (2 · 1.96); in quadrature and back: half-width 5·√2
-    assert parse["increment_p50_ci95"] == pytest.approx([3.0 - 5 * 2**0.5, 3.0 + 5 * 2**0.5])
-    assert parse["increment_p50_significant"] is False
-    # p99: intervals twice as wide
-    assert parse["increment_p99_ci95"] == pytest.approx([100 - 10 * 2**0.5, 100 + 10 * 2**0.5])
-    assert parse["increment_p99_significant"] is True
-    ingest = comparison.rows[0]
-    assert ingest["increment_p50_ci95"] is None and ingest["increment_p50_significant"] is None
+    ingest, parse = comparison.rows
+    # each side from the bounds on its own side: below, parse's 3 under and ingest's 10 over
+    assert parse["increment_p50_ci95"] == pytest.approx([3.0 - 109**0.5, 3.0 + 97**0.5])
+    assert parse["increment_p99_ci95"] == pytest.approx([100 - 200**0.5, 100 + 200**0.5])
+    for q in ("p50", "p99"):
+        assert parse[f"increment_{q}_method"] == "within-run"
+        assert parse[f"increment_{q}_p"] is None and parse[f"increment_{q}_p_holm"] is None
+        # p99's interval excludes 0, and still no verdict: one run per stage
+        assert parse[f"increment_{q}_significant"] is None
+        assert ingest[f"increment_{q}_ci95"] is None and ingest[f"increment_{q}_method"] is None
+    assert comparison.tests == 0
+    assert comparison.significance["no_verdict"].startswith("fewer than 3 runs of a stage")
     text = format_table(comparison)
-    assert "+3 [−4–+10] n.s." in text
-    assert "+100 [+86–+114]" in text and "+100 [+86–+114] n.s." not in text
-    assert "n.s.: that interval contains 0" in text
-    assert "+3 [−4–+10] n.s." in to_markdown(comparison)
+    assert "+3 [−7–+13] n.v." in text and "+100 [+86–+114] n.v." in text
+    assert "n.v.: no verdict, fewer than 3 runs of a stage" in text and "Holm" not in text
+    assert "+3 [−7–+13] n.v." in to_markdown(comparison)
+
+
+def _rounds(tmp_path, p50s, p99s=None, confidence=True):
+    """One run per stage and round: ``p50s`` maps a stage to its p50 in each round (p99
+    twice p50 unless ``p99s`` gives them); the runs listed out of order, with their rounds."""
+    dirs, rounds = [], []
+    for stage, values in p50s.items():
+        for k, p50 in enumerate(values, 1):
+            p99 = (p99s or {}).get(stage, [2 * v for v in values])[k - 1]
+            ci = _ci((p50 - 1, p50 + 1), (p99 - 2, p99 + 2)) if confidence else None
+            run_dir = _run(tmp_path, f"{stage}{k}", stage, "builtin", p50, p50, p99,
+                           confidence=ci)  # fmt: skip
+            dirs.append(run_dir)
+            rounds.append(k)
+    return dirs[::-1], rounds[::-1]
+
+
+def test_increments_in_rounds_take_a_student_t_interval_of_the_per_round_differences(tmp_path):
+    from scipy import stats
+
+    # ingest drifts with the host from round to round; join adds 400, 410, 420 on top
+    dirs, rounds = _rounds(tmp_path, {"ingest": [10.0, 30.0, 20.0], "join": [410.0, 440.0, 440.0]})
+    comparison = compare(dirs, rounds=rounds)
+    ingest, join = comparison.rows
+    assert join["run_rounds"] == [3, 2, 1] and join["increment_p50_rounds"] == [400, 410, 420]
+    assert ingest["increment_p50_rounds"] is None
+    half = stats.t.ppf(0.975, 2) * 10 / 3**0.5  # mean 410, sd 10 over 3 rounds
+    assert join["increment_p50"] == pytest.approx(410.0)
+    assert join["increment_p50_ci95"] == pytest.approx([410 - half, 410 + half])
+    assert join["increment_p50_method"] == "rounds"
+    assert join["increment_p50_p"] == pytest.approx(stats.ttest_1samp([400, 410, 420], 0).pvalue)
+    assert join["increment_p50_significant"] is True
+    # the same values as runs made apart: the host's drift stays in, Welch's interval is wider
+    apart = compare(dirs).rows[1]
+    assert apart["increment_p50_method"] == "welch" and apart["increment_p50_rounds"] is None
+    assert apart["increment_p50"] == pytest.approx(410.0)
+    width = apart["increment_p50_ci95"][1] - apart["increment_p50_ci95"][0]
+    assert width > 2 * half
+    assert "in rounds: [lo–hi] Student-t on the per-round differences" in format_table(comparison)
+
+
+def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(tmp_path):
+    dirs, rounds = _rounds(tmp_path, {"ingest": [10.0, 30.0], "join": [410.0, 440.0]})
+    comparison = compare(dirs, rounds=rounds)
+    join = comparison.rows[1]
+    assert join["increment_p50_rounds"] == [400, 410]
+    assert join["increment_p50"] == pytest.approx(405.0)
+    # the mean of two differences, each run ±1: each bound √4 · ½ = 1 away
+    assert join["increment_p50_ci95"] == pytest.approx([404.0, 406.0])
+    assert join["increment_p50_method"] == "within-run"
+    assert join["increment_p50_significant"] is None and comparison.tests == 0
+    assert "+405 [+404–+406] n.v." in format_table(comparison)
+
+
+def test_holm_adjusts_a_known_set_of_p_values():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, never below the one before
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_holm_corrects_a_tables_tests_together(tmp_path):
+    from scipy import stats
+
+    # parse adds 2, 3, 4 (p 0.035 alone); join adds about 400 at every percentile
+    dirs, rounds = _rounds(
+        tmp_path,
+        {"ingest": [10.0, 20.0, 30.0], "parse": [12.0, 23.0, 34.0], "join": [412, 433, 444]},
+        {"ingest": [20.0, 40.0, 60.0], "parse": [22.0, 43.0, 64.0], "join": [800, 850, 900]},
+    )
+    comparison = compare(dirs, rounds=rounds)
+    _, parse, join = comparison.rows
+    raw = stats.ttest_1samp([2, 3, 4], 0).pvalue
+    assert parse["increment_p50_p"] == pytest.approx(raw) and raw < 0.05
+    assert parse["increment_p50_ci95"][0] > 0  # the unadjusted interval excludes 0
+    # four tests: parse's two p-values are the largest, doubled by Holm
+    assert comparison.tests == 4
+    assert parse["increment_p50_p_holm"] == pytest.approx(2 * raw)
+    assert parse["increment_p50_significant"] is False
+    assert join["increment_p50_significant"] is True and join["increment_p99_significant"] is True
+    assert comparison.significance == {
+        "level": 0.95, "correction": "holm", "tests": 4, "min_runs": 3, "no_verdict": None,
+    }  # fmt: skip
+    text = format_table(comparison)
+    assert "+3.0 [+0.5–+5.5] n.s." in text
+    assert "n.s.: not significant at 5 % after Holm's correction across the table's 4 tests" in text
+    assert "Holm's correction" in to_markdown(comparison)
+
+
+def test_welch_on_known_values():
+    from scipy import stats
+
+    estimate, lo, hi, p = welch([10.0, 12.0, 14.0], [20.0, 25.0, 30.0])
+    # variances of the means 4/3 and 25/3; Welch–Satterthwaite df (29/3)² / ((4/3)²/2 + (25/3)²/2)
+    se, df = (29 / 3) ** 0.5, (29 / 3) ** 2 / ((4 / 3) ** 2 / 2 + (25 / 3) ** 2 / 2)
+    assert df == pytest.approx(2.6240, abs=1e-4)
+    half = stats.t.ppf(0.975, df) * se
+    assert (estimate, lo, hi) == pytest.approx((13.0, 13.0 - half, 13.0 + half))
+    reference = stats.ttest_ind([20.0, 25.0, 30.0], [10.0, 12.0, 14.0], equal_var=False)
+    assert p == pytest.approx(reference.pvalue)
+    assert welch([5.0, 5.0], [7.0, 7.0]) == (2.0, 2.0, 2.0, 0.0)
+
+
+def test_paired_t_and_mover_on_known_values():
+    from scipy import stats
+
+    mean, lo, hi, p = paired_t([1.0, 2.0, 6.0])
+    half = stats.t.ppf(0.975, 2) * stats.tstd([1.0, 2.0, 6.0]) / 3**0.5
+    assert (mean, lo, hi) == pytest.approx((3.0, 3.0 - half, 3.0 + half))
+    assert p == pytest.approx(stats.ttest_1samp([1.0, 2.0, 6.0], 0).pvalue)
+    # 10 [8–11] − 4 [3–7]: below 2 and 3 (4's upper side), above 1 and 1
+    assert mover([(1, 10.0, 8.0, 11.0), (-1, 4.0, 3.0, 7.0)]) == pytest.approx(
+        (6.0, 6.0 - 13**0.5, 6.0 + 2**0.5)
+    )
 
 
 def test_old_summaries_without_intervals_or_steadiness_still_compare(tmp_path):
@@ -361,20 +483,36 @@ def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
     ingest, join = comparison.rows
     assert ingest["run_paces_ms"] == [41.0, 44.0, 42.0] and ingest["pace_ms"] == 42.0
     assert join["run_paces_ms"] == [None] and join["pace_ms"] is None
-    assert comparison.pace_spread == pytest.approx(44 / 41 - 1, abs=1e-4)
-    # 7 % apart: within what the host's noise allows, no caveat
-    assert comparison.pace_note is None
+    # paces 41, 42, 44: deviations 1, 0, 2 from the median 42
+    assert comparison.pace_spread == round(1 / 42, 4)
+    assert comparison.pace_drift == pytest.approx(1 / 42 * 1.96 * 2**0.5 * 1.4826, abs=1e-3)
+    # join adds 438 ms over 62: far beyond a 10 % drift of ingest
+    assert join["increment_p50_within_pace"] is False and comparison.pace_note is None
     table = format_table(comparison)
     assert "pace" in table.splitlines()[0] and "PACE" not in table
+    assert "median absolute deviation of 2.4 % of the median" in table
 
 
-def test_a_comparison_says_when_its_runs_ran_on_a_host_of_another_pace(tmp_path):
+def test_the_pace_spread_is_a_relative_median_absolute_deviation():
+    assert pace_spread([17.6, 18.5, 19.7]) == round(0.9 / 18.5, 4)
+    # one slow run among many moves a range, not the median absolute deviation
+    assert pace_spread([18.0, 18.2, 18.4, 18.6, 18.8, 25.0]) == round(0.3 / 18.5, 4)
+    assert pace_spread([18.0]) is None and pace_spread([]) is None
+
+
+def test_a_comparison_names_the_increments_a_host_drift_could_explain(tmp_path):
     dirs = [
         _run(tmp_path, "i", "ingest", "builtin", 60.0, 90.0, 120.0, **_paced(40.0, 40.0)),
-        _run(tmp_path, "j", "join", "builtin", 500.0, 800.0, 1000.0, **_paced(50.0, 50.0)),
+        _run(tmp_path, "p", "parse", "builtin", 70.0, 110.0, 200.0, **_paced(50.0, 50.0)),
     ]
     comparison = compare(dirs)
-    assert comparison.pace_spread == 0.25
+    # median 45, deviations 5: 11 %, so two runs' paces differ by up to 46 %
+    assert comparison.pace_spread == round(5 / 45, 4)
+    parse = comparison.rows[1]
+    # +10 over 60 is within 46 % of ingest's p50; +80 over 120 is not
+    assert parse["increment_p50_within_pace"] is True
+    assert parse["increment_p99_within_pace"] is False
+    assert comparison.host_explains == ["parse/builtin +p50 (+10 ms)"]
     for text in (format_table(comparison), to_markdown(comparison)):
-        assert "pace varied by 25 % across these runs" in text
-        assert "40 to 50 ms" in text and "may be the host's" in text
+        assert "PACE" in text and "40 to 50 ms" in text
+        assert "host drift of that size could explain parse/builtin +p50 (+10 ms)" in text

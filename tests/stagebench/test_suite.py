@@ -1,0 +1,91 @@
+"""A suite's rounds without Kafka: the order they run in, and what the suite records of it."""
+
+import io
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from stagebench import suite
+from stagebench.console import Console
+from stagebench.settings import RunConfig
+
+LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
+
+
+def test_each_round_is_a_seeded_permutation_of_the_stages():
+    order = suite.round_orders(LADDER, 4, seed=7)
+    assert len(order.rounds) == 4 and order.seed == 7
+    assert all(sorted(r) == sorted(LADDER) for r in order.rounds)
+    assert suite.round_orders(LADDER, 4, seed=7) == order  # the seed gives the order back
+    # the rounds differ from one another and from other seeds (not the ladder every time)
+    assert len({tuple(r) for r in order.rounds}) > 1
+    assert suite.round_orders(LADDER, 4, seed=8).rounds != order.rounds
+
+
+def test_the_order_reads_as_rounds_with_custom_variants_named():
+    order = suite.Order(3, [[("join", "builtin"), ("tumbling", "custom")]])
+    assert order.lines() == ["round 1: join, tumbling (custom)"]
+    assert order.describe() == (
+        "stages in random order per round (seed 3): round 1: join, tumbling (custom)"
+    )
+    assert order.as_json() == {"seed": 3, "rounds": [["join/builtin", "tumbling/custom"]]}
+
+
+@pytest.fixture
+def fake_runs(monkeypatch, tmp_path):
+    """execute() replaced by one that writes an evaluated summary: p50 10, 50 and 450 ms
+    for floor, ingest and join, a little more in later rounds. Returns the stages run."""
+    ran = []
+    p50 = {"floor": 10.0, "ingest": 50.0, "join": 450.0}
+
+    def execute(run, settings, console):
+        ran.append(run.stage)
+        run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
+        run_dir.mkdir()
+        value = p50[run.stage] + len(ran)
+        summary = {
+            "run": {"stage": run.stage, "impl": run.impl},
+            "latency_ms": {"p50": value, "p95": value, "p99": 2 * value},
+            "confidence": {"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
+            "records": {"missing": 0},
+            "trusted": True,
+        }
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        return SimpleNamespace(run_dir=run_dir, summary=summary)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    return ran
+
+
+def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
+    out = io.StringIO()
+    result = suite.run_suite(
+        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(out), seed=11
+    )
+    expected = suite.round_orders(LADDER, 3, seed=11)
+    assert result.order == expected
+    assert fake_runs == [stage for r in expected.rounds for stage, _ in r]
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert doc["order"] == expected.as_json()
+    assert doc["significance"]["tests"] == 4 and doc["significance"]["correction"] == "holm"
+    join = doc["stages"][2]
+    assert join["run_rounds"] == [1, 2, 3] and len(join["increment_p50_rounds"]) == 3
+    assert join["increment_p50_method"] == "rounds"
+    assert "pace_drift" in doc and "(seed 11): round 1:" in out.getvalue()
+    md = (result.suite_dir / "comparison.md").read_text()
+    assert "3 rounds, stages in random order per round (seed 11)" in md
+    assert "Holm's correction" in md
+
+
+def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
+    result = suite.run_suite(
+        LADDER, 1, RunConfig(results_dir=str(tmp_path)), None, Console(io.StringIO())
+    )
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert isinstance(doc["order"]["seed"], int) and len(doc["order"]["rounds"]) == 1
+    assert doc["significance"]["tests"] == 0
+    assert doc["significance"]["no_verdict"].startswith("fewer than 3 runs of a stage")
+    assert all(r["increment_p50_significant"] is None for r in doc["stages"])
+    rounds = [r["increment_p50_rounds"] for r in doc["stages"]]
+    assert rounds[0] is None and [len(r) for r in rounds[1:]] == [1, 1]
