@@ -14,11 +14,13 @@ from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
-    DECISIVE,
+    PASS_HALF_WIDTH,
     PROBE_DEFAULTS,
     PROBE_DRAIN_GRACE_S,
     PROBE_EVALUATOR_DEFAULTS,
+    REFINE_PROBES,
     Criteria,
+    PassFit,
     Probe,
     SearchResult,
     check_settings,
@@ -121,6 +123,7 @@ def capacity_doc(
     seconds: float,
 ) -> dict[str, Any]:
     """capacity.json: the search's answer, every probe, and the conditions."""
+    fit = found.fit
     best = next(
         (p for p in reversed(found.probes) if p.rate == found.sustainable_mps and p.sustainable),
         None,
@@ -129,6 +132,7 @@ def capacity_doc(
     return {
         "stage": name,
         "impl": impl,
+        **_fit_fields(fit),
         "sustainable_mps": found.sustainable_mps,
         "first_unsustainable_mps": found.first_unsustainable_mps,
         "publisher_limit_mps": found.publisher_limit_mps,
@@ -147,6 +151,27 @@ def capacity_doc(
     }
 
 
+def _fit_fields(fit: PassFit | None) -> dict[str, Any]:
+    """The fitted pass curve's answer (None each without both a pass and a failure):
+    ``capacity_mps`` passed half the time and ``pass90_mps`` 90 % of the time, each with its
+    95 % interval, and the curve, logit P(pass) = intercept + slope · ln(rate in msg/s)."""
+    if fit is None:
+        keys = ("capacity_mps", "capacity_ci95_mps", "pass90_mps", "pass90_ci95_mps", "pass_curve")
+        return dict.fromkeys(keys)
+    return {
+        "capacity_mps": round(fit.capacity_mps, 1),
+        "capacity_ci95_mps": [round(v, 1) for v in fit.capacity_ci95_mps],
+        "pass90_mps": round(fit.pass90_mps, 1),
+        "pass90_ci95_mps": [round(v, 1) for v in fit.pass90_ci95_mps],
+        "pass_curve": {
+            "intercept": round(fit.intercept, 4),
+            "slope": round(fit.slope, 4),
+            "probes": fit.probes,
+            "prior_half_width": list(PASS_HALF_WIDTH),
+        },
+    }
+
+
 def write(out: Path, doc: dict[str, Any]) -> None:
     (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     image = plot(doc, out / rundir.CAPACITY_PLOT)
@@ -156,7 +181,7 @@ def write(out: Path, doc: dict[str, Any]) -> None:
 def _headline(doc: dict[str, Any]) -> str:
     lo, hi = doc["sustainable_mps"], doc["first_unsustainable_mps"]
     stopped = {
-        "converged": f"within {doc['precision']:.0%}",
+        "converged": f"bracketed within {doc['precision']:.0%}",
         "max-rate": "the highest rate allowed (--max) was sustainable",
         "publisher-bound": f"the publisher could not offer {doc['publisher_limit_mps'] or 0:,.0f} "
         "msg/s on this machine (twice, with idle cores): the stage was not the bottleneck",
@@ -164,12 +189,20 @@ def _headline(doc: dict[str, Any]) -> str:
         "budget": "the budget ran out",
         "interrupted": "interrupted",
     }.get(doc["stopped"], doc["stopped"])
+    per_core = doc["sustainable_mps_per_core"]
+    core = f", {per_core:,.0f} msg/s per core used at {lo:,.0f}" if per_core else ""
+    took = f"{stopped}; {doc['seconds'] / 60:.1f} min"
+    if doc["capacity_mps"] is not None:
+        (low, high), (low90, high90) = doc["capacity_ci95_mps"], doc["pass90_ci95_mps"]
+        return (
+            f"{doc['capacity_mps']:,.0f} msg/s (95 % interval {low:,.0f}–{high:,.0f}), "
+            f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s ({low90:,.0f}–"
+            f"{high90:,.0f}){core}; {took}"
+        )
     if lo is None:
         return f"below {hi:,.0f} msg/s ({stopped})" if hi else f"unknown ({stopped})"
     bracket = f" (first unsustainable: {hi:,.0f} msg/s)" if hi else ""
-    per_core = doc["sustainable_mps_per_core"]
-    core = f", {per_core:,.0f} msg/s per core used" if per_core else ""
-    return f"{lo:,.0f} msg/s sustainable{bracket}{core}; {stopped}; {doc['seconds'] / 60:.1f} min"
+    return f"{lo:,.0f} msg/s sustainable{bracket}{core}; {took}"
 
 
 def report(doc: dict[str, Any], image: Path | None) -> str:
@@ -183,9 +216,15 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
         f"{doc['criteria']['max_p50_ms'] / 1000:g} s, the job drains within "
         f"{doc['criteria']['max_drain_s']:g} s after the input stops, no output is missing "
         "and every output agrees with its inputs; a probe whose publisher fell behind says "
-        "nothing about the stage. A failed probe is repeated once before it counts, unless "
-        f"its p50 was over {DECISIVE:g} times the limit.",
+        "nothing about the stage. Every other probe counts once, whether it passed or failed. The "
+        "search grows the rate until a probe fails, bisects to "
+        f"{doc['precision']:.0%} and spends its last {REFINE_PROBES} probes at the capacity "
+        "estimated so far. The capacity is the rate a probe passes half the time, on a "
+        "logistic curve of the probability of passing against ln rate fitted to every probe "
+        "(Bayesian, with the slope's prior between a step and a toss-up over "
+        f"±{PASS_HALF_WIDTH[1]:.0%}); its interval holds 95 % of the posterior.",
         "",
+        *([_curve_line(doc), ""] if doc["pass_curve"] else []),
         *([_probe_line(doc["probe"]), ""] if doc.get("probe") else []),
         "| rate msg/s | verdict | p50 ms | p99 ms | engine CPU % of a core | reasons | run |",
         "|---:|---|---:|---:|---:|---|---|",
@@ -203,6 +242,18 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
             f"just above capacity]({image.name})",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _curve_line(doc: dict[str, Any]) -> str:
+    curve = doc["pass_curve"]
+    low, high = doc["capacity_ci95_mps"]
+    return (
+        f"Fitted over {curve['probes']} probes: logit P(pass) = {curve['intercept']:.4g} "
+        f"{curve['slope']:+.4g} · ln(rate); capacity {doc['capacity_mps']:,.0f} msg/s "
+        f"(95 % interval {low:,.0f}–{high:,.0f}); passed 90 % of the time at "
+        f"{doc['pass90_mps']:,.0f} msg/s; bracket "
+        f"{_num(doc['sustainable_mps'])}–{_num(doc['first_unsustainable_mps'])} msg/s."
+    )
 
 
 def _probe_line(probe: dict[str, Any]) -> str:
@@ -224,27 +275,31 @@ def _num(value: float | None) -> str:
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    """One line per stage: the median capacity over its converged searches, per core, and
-    their spread. A search stopped early (budget, Ctrl-C) only bounds the capacity from
-    below; when no search converged, the table shows the highest such bound."""
+    """One line per stage: the median capacity over its searches with a fit (a pass and a
+    failure), each one's 95 % interval, the median rate per core used and the capacities'
+    spread. A search stopped early (budget, Ctrl-C) counts with the probes it ran, its
+    interval the wider for it; when no search has a fit, the table shows the highest rate
+    found sustainable, a bound."""
     by_stage: dict[tuple[str, str], list[dict]] = {}
     for doc in rows:
         by_stage.setdefault((doc["stage"], doc["impl"]), []).append(doc)
-    header = ["stage", "impl", "capacity msg/s", "per core used", "searches", "spread", "minutes"]
+    header = ["stage", "impl", "capacity msg/s", "95 % intervals", "per core used", "searches",
+              "spread", "minutes"]  # fmt: skip
     body = []
     for (name, impl), docs in by_stage.items():
-        done = [d for d in docs if d["stopped"] == "converged"]
-        found = [d["sustainable_mps"] for d in done]
-        per_core = [d["sustainable_mps_per_core"] for d in done if d["sustainable_mps_per_core"]]
+        fitted = [d for d in docs if d["capacity_mps"] is not None]
+        found = [d["capacity_mps"] for d in fitted]
+        per_core = [d["sustainable_mps_per_core"] for d in fitted if d["sustainable_mps_per_core"]]
         bounds = [d["sustainable_mps"] for d in docs if d["sustainable_mps"]]
         if found:
             capacity = f"{statistics.median(found):,.0f}"
         else:
             capacity = f"≥ {max(bounds):,.0f}" if bounds else "-"
+        intervals = [f"{lo:,.0f}–{hi:,.0f}" for lo, hi in (d["capacity_ci95_mps"] for d in fitted)]
         body.append([
-            name, impl, capacity,
+            name, impl, capacity, ", ".join(intervals) or "-",
             f"{statistics.median(per_core):,.0f}" if per_core else "-",
-            f"{len(done)} of {len(docs)} converged",
+            f"{len(fitted)} of {len(docs)} fitted",
             f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-",
             f"{sum(d['seconds'] for d in docs) / 60:.1f}",
         ])  # fmt: skip

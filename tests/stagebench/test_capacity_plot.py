@@ -1,4 +1,5 @@
-"""The capacity picture: which probes it traces through time, and that it draws them."""
+"""The capacity picture: which probes it traces through time, that it draws them, and the
+fitted chance of passing beneath the latencies."""
 
 import json
 
@@ -6,7 +7,9 @@ import pandas as pd
 from matplotlib.image import imread
 
 from ground import rundir
-from stagebench.capacity_plot import deciding_probes, plot
+from stagebench.capacity import fit_pass
+from stagebench.capacity_plot import _tick_labels, deciding_probes, plot
+from stagebench.commands.capacity import _fit_fields
 
 START_MS = 1_795_624_012_000
 
@@ -36,10 +39,15 @@ def _run_dir(tmp_path, name, p50s, slope):
     return str(run_dir)
 
 
-def _doc(probes, low, high):
+def _doc(probes, low, high, fitted=False):
+    """capacity.json's document; with ``fitted``, the pass curve over its probes."""
+    fed = [p for p in probes if p["verdict"] != "publisher-bound"]
+    fit = fitted and fit_pass(
+        [p["rate"] for p in fed], [p["verdict"] == "sustainable" for p in fed]
+    )
     return {"stage": "join", "impl": "builtin", "sustainable_mps": low,
             "first_unsustainable_mps": high, "probes": probes,
-            "criteria": {"max_p50_ms": 10_000.0}}  # fmt: skip
+            "criteria": {"max_p50_ms": 10_000.0}, **_fit_fields(fit or None)}  # fmt: skip
 
 
 def test_the_deciding_probes_are_the_last_at_capacity_and_the_confirmed_failure():
@@ -73,3 +81,22 @@ def test_the_plot_adds_the_time_panel_only_when_a_deciding_probe_has_its_series(
     assert (
         plot(_doc([_probe(500, "unsustainable", p50=None)], None, 500), tmp_path / "x.png") is None
     )
+
+
+def test_the_fitted_chance_of_passing_is_drawn_beneath_the_latencies(tmp_path):
+    verdicts = [(500, "sustainable"), (1000, "sustainable"), (2000, "unsustainable"),
+                (1410, "sustainable"), (1680, "unsustainable"), (1540, "sustainable"),
+                (1610, "sustainable"), (1610, "unsustainable"),
+                (1600, "publisher-bound")]  # fmt: skip
+    probes = [_probe(rate, verdict) for rate, verdict in verdicts]
+    probes.append(_probe(1650, "unsustainable", p50=None))  # its Spark job failed: counted
+    fitted = plot(_doc(probes, 1610, 1680, fitted=True), tmp_path / "fitted.png")
+    bare = plot(_doc(probes, 1610, 1680), tmp_path / "bare.png")
+    assert imread(fitted).shape[0] > 1.5 * imread(bare).shape[0]
+    assert imread(fitted).shape[1] == imread(bare).shape[1]
+
+
+def test_rates_closer_to_a_labelled_one_than_a_twelfth_of_the_axis_are_not_labelled():
+    # 500 to 8,000: labels at least 16^(1/12) = 1.26 times apart
+    assert _tick_labels([500, 1000, 2000, 4000, 5660, 6170, 6450, 6730, 8000]) == [
+        "500", "1,000", "2,000", "4,000", "5,660", "", "", "", "8,000"]  # fmt: skip

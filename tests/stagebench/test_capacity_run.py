@@ -15,8 +15,8 @@ VERDICTS = {"sustainable", "unsustainable", "publisher-bound"}
 def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootstrap, tmp_path):
     # exactly one probe, at 300 msg/s, whatever its verdict: the first probe always runs,
     # and a 1 s budget leaves no room for the next one, which the search wants either way
-    # (600 msg/s after a sustainable probe, the confirmation after an unsustainable one);
-    # the search (growth, bisection, confirmation) is unit-tested in test_capacity.py
+    # (600 msg/s after a sustainable probe, 150 after an unsustainable one);
+    # the search (growth, bisection, the fit) is unit-tested in test_capacity.py
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
         "--duration", "10", "--lead-in", "5", "--warmup", "5", "--tail", "3", "--budget", "1s",
@@ -30,7 +30,9 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     assert doc["growth"] == 2
     assert doc["stopped"] == "budget" and "the budget ran out" in result.stdout
     assert [p["rate"] for p in doc["probes"]] == [300]
-    assert doc["first_unsustainable_mps"] is None  # one failure is not relied on
+    # every probe counts once: the bracket's top is the probe when it failed
+    [probe] = doc["probes"]
+    assert doc["first_unsustainable_mps"] == (None if probe["sustainable"] else 300)
     assert doc["machine"]["cores"] >= 1 and doc["criteria"]["max_drain_s"] == 7
     # a probe waits for its drain 10 s beyond what the criterion allows, not 60 s
     assert doc["probe"]["drain_timeout_s"] == 17
