@@ -7,8 +7,10 @@ overrides with :func:`ground.config.from_mapping`.
 from dataclasses import dataclass
 from typing import Literal
 
-from evaluator.recovery import MIN_BASELINE_SECONDS
 from ground.config import require
+
+MIN_BASELINE_SECONDS = 5
+"""Seconds with outputs a recovery baseline needs (a median of fewer says little)."""
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluator.config import MIN_BASELINE_SECONDS
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 
 HOLD_S = 3
 """Seconds with outputs in a row within the bound that make a recovery."""
-MIN_BASELINE_SECONDS = 5
-"""Seconds with outputs a baseline needs (a median of fewer says little)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Sustainable throughput: the highest constant rate a stage keeps up with (SPEC §5).
+"""Sustainable throughput: the highest constant rate a stage keeps up with.
 
 A capacity search runs constant-rate probes, each a complete run
 (:func:`stagebench.runner.execute`), and judges each one from its summary
@@ -28,31 +28,6 @@ from ground.config import require
 from ground.errors import StagebenchError
 from stagebench.resources import SATURATED_SHARE_WARN
 
-PROBE_DURATION_S = 30.0
-PROBE_WARMUP_MAX_S = 60.0
-PROBE_SETTLE_WINDOW_S = 30.0
-"""A probe's measured period, longest warm-up and settle window unless given: an
-overloaded probe never settles, so its warm-up would otherwise last the full 180 s of a
-latency run."""
-PROBE_LEAD_IN_S = 30.0
-"""A probe first publishes half its rate this long, then warms up at the rate. A cold job
-at the full rate builds a start-up backlog: above capacity its latency was still
-falling after a minute (draining that backlog with ever larger micro-batches), and near
-capacity whether it caught up by the measured period was chance. After the lead-in a
-rate above capacity shows its latency rising, as SPEC §5 defines it."""
-PROBE_DEFAULTS: dict[str, float] = {
-    "duration_s": PROBE_DURATION_S,
-    "lead_in_s": PROBE_LEAD_IN_S,
-    "warmup_max_s": PROBE_WARMUP_MAX_S,
-    "warmup_min_s": 0.0,  # the lead-in warmed the job up: at the rate, the settle window is enough
-    "settle_window_s": PROBE_SETTLE_WINDOW_S,
-}
-"""A probe's ``[run]`` values unless the config file or the command line give them."""
-PROBE_EVALUATOR_DEFAULTS: dict[str, float] = {"read_before_s": 10.0}
-"""A probe's ``[evaluator]`` values unless given: ingest and parse probes read their topics
-from 10 s before the measured period (:func:`evaluator.evaluation.read_from_ms`). Reading
-every record of a probe took 11.3 of a 26.1-minute parse search and 3.7 of the 6.0
-minutes of an ingest probe at 96,000 msg/s; the verdict needs only the measured period."""
 PROBE_DRAIN_GRACE_S = 10.0
 """A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits
 60 s): the drain is seen within a few seconds of happening (two empty micro-batches),

@@ -27,13 +27,13 @@ from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
-from stagebench.capacity import (
+from stagebench.faults import FAULTS
+from stagebench.probe_settings import (
     PROBE_DEFAULTS,
     PROBE_DURATION_S,
     PROBE_LEAD_IN_S,
     PROBE_WARMUP_MAX_S,
 )
-from stagebench.faults import FAULTS
 from stagebench.settings import RunConfig
 
 log = logging.getLogger(__name__)

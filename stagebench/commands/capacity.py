@@ -15,9 +15,7 @@ from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench.capacity import (
     PASS_HALF_WIDTH,
-    PROBE_DEFAULTS,
     PROBE_DRAIN_GRACE_S,
-    PROBE_EVALUATOR_DEFAULTS,
     REFINE_PROBES,
     Criteria,
     PassFit,
@@ -32,6 +30,7 @@ from stagebench.capacity_plot import plot
 from stagebench.cli import run_overrides
 from stagebench.console import Console
 from stagebench.metadata import machine, versions
+from stagebench.probe_settings import PROBE_DEFAULTS, PROBE_EVALUATOR_DEFAULTS
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, load
 

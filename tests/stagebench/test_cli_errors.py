@@ -36,6 +36,29 @@ def test_every_subcommand_has_help():
         assert "(default" in result.stdout or name in ("broker", "topics", "config"), name
 
 
+HEAVY = ("pandas", "pyspark", "numpy", "scipy", "matplotlib", "pyarrow")
+LOADED = """
+import sys
+from stagebench.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY)))
+"""
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["capacity"]])
+def test_help_loads_no_data_or_spark_library(command):
+    # --help is read often and must answer at once: the libraries of the evaluation
+    # and the job load only in the command that runs
+    result = subprocess.run(
+        [sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{LOADED}", *command, "--help"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout[-500:]
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
