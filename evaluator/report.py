@@ -193,12 +193,29 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
             f"{_fmt(machine.get('cpu_outside_run_pct_mean'))} %, steal "
             f"{_fmt(machine.get('steal_pct_mean'))} % of a core"
         )
+        if broker := machine.get("broker"):
+            lines.append(f"- broker: {_broker(broker)}")
         if pace := machine.get("pace"):
             lines.append(
                 f"- pace: {_fmt(pace.get('before_ms'))} ms before the run, "
                 f"{_fmt(pace.get('after_ms'))} ms after ({pace.get('work')})"
             )
     return [*lines, ""] if len(lines) > 2 else []
+
+
+def _broker(broker: dict[str, Any]) -> str:
+    """Where the broker ran and what it used: sampled here, or not seen from here."""
+    if broker.get("kind") == "remote":
+        return "not on this machine (not sampled)"
+    where = (
+        "embedded"
+        if broker["kind"] == "embedded"
+        else (f"container {', '.join(broker['containers'])} ({', '.join(broker['images'])})")
+    )
+    return (
+        f"{where}, {_fmt(broker.get('cpu_percent_mean'))} % of a core on average, "
+        f"at most {_fmt(broker.get('rss_mb_max'))} MB resident"
+    )
 
 
 def _pct(share: float | None) -> float | None:

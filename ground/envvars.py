@@ -17,3 +17,9 @@ SPARK_KAFKA_VERSION = "STAGEBENCH_SPARK_KAFKA_VERSION"
 
 TEST_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
 """Test fixtures use this Kafka instead of starting one."""
+
+KAFKA_IMAGE = "STAGEBENCH_KAFKA_IMAGE"
+"""Kafka image of docker-compose.yml and of the tests' containers (an apache/kafka layout)."""
+
+TEST_DOCKER = "STAGEBENCH_TEST_DOCKER"
+"""``required``: a test marked ``docker`` fails, not skips, where Docker or its image is missing."""

@@ -31,7 +31,7 @@ from typing import Any
 
 import psutil
 
-from evaluator.config import EvaluatorConfig
+from evaluator.config import SETTLE_WINDOWS, EvaluatorConfig
 from evaluator.evaluation import evaluate
 from evaluator.recovery import Window
 from evaluator.run_info import RunInfo, save_run
@@ -39,10 +39,10 @@ from ground import rundir
 from ground.config import as_dict, from_mapping, require
 from ground.errors import BrokerError, PublishError, StagebenchError, TopicError
 from ground.kafka import KAFKA_VERSION
-from ground.kafka.broker import is_embedded_broker, wait_until_reachable
+from ground.kafka.broker import wait_until_reachable
 from ground.kafka.clock import newest_timestamp, oldest_timestamp
+from ground.kafka.local import LocalBroker, local_broker
 from ground.kafka.naming import RunTopics, new_run_id
-from ground.kafka.ports import listener_pid
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import admin_client, check_topics, create_topics, current_leaders
 from ground.stages import stage
@@ -154,7 +154,8 @@ class Run:
             "evaluator",
         )
         self._check_combination()
-        self.broker_pids = _local_broker_pids(bootstrap)
+        # its processes are sampled as the broker when it runs here, in a container too
+        self.local_broker: LocalBroker | None = local_broker(bootstrap)
         self.engine = Engine(run_dir, self.pipeline)
         self.stop_publishing = threading.Event()
         self.publish_thread: threading.Thread | None = None
@@ -164,7 +165,7 @@ class Run:
             {
                 # every process of the job: the driver, its JVM, Python workers
                 "engine": resources.Group(lambda: [self.engine.pid] if self.engine.pid else []),
-                "broker": resources.Group(lambda: self.broker_pids, recursive=False),
+                "broker": resources.Group(lambda: list(self.broker_pids)),
                 # this process: the publisher and the output watcher (the job is its child)
                 "bench": resources.Group(lambda: [os.getpid()], recursive=False),
             }
@@ -181,6 +182,11 @@ class Run:
         self._broker_down = False
         # a broker fault needs a broker it can restart: refused before anything starts
         self._restartable = embedded_broker_of(bootstrap) if run.fault in BROKER_FAULTS else None
+
+    @property
+    def broker_pids(self) -> tuple[int, ...]:
+        """Roots of the broker's process trees on this machine; none for a remote Kafka."""
+        return self.local_broker.pids if self.local_broker else ()
 
     # --- configuration ---------------------------------------------------------
     def _check_combination(self) -> None:
@@ -242,7 +248,7 @@ class Run:
     def execute(self) -> RunResult:
         run, say = self.run, self.console.step
         self._write(rundir.CONFIG, self.effective_config())
-        embedded = bool(self.broker_pids) and all(map(is_embedded_broker, self.broker_pids))
+        embedded = self.local_broker is not None and self.local_broker.kind == "embedded"
         self.metadata = {
             # the version of a broker we did not start is unknown to us
             "versions": versions(kafka=KAFKA_VERSION if embedded else None),
@@ -324,12 +330,13 @@ class Run:
         self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
         settled = False
         shortest = run.shortest_warmup_s
-        next_check = began + max(run.settle_window_s, shortest)
+        window, tolerance = run.settle_window_s, self.evaluator.steady_tolerance
+        next_check = began + max(SETTLE_WINDOWS * window, shortest)
         with self.console.task("warming up until the latency is steady", run.warmup_max_s) as up:
             while (now := time.monotonic()) < began + run.warmup_max_s:
                 self._check_health()
                 if now >= next_check:
-                    if settled := self.watcher.settled(run.settle_window_s):
+                    if settled := self.watcher.settled(window, tolerance):
                         break
                     next_check = now + SETTLE_EVERY_S
                 up(now - began, self._publishing())
@@ -337,11 +344,18 @@ class Run:
         found = round(time.monotonic() - began, 1)
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
                        "min_s": shortest, "max_s": run.warmup_max_s,
-                       "window_s": run.settle_window_s, **lead_in}  # fmt: skip
+                       "window_s": window, "windows": SETTLE_WINDOWS, "tolerance": tolerance,
+                       **lead_in}  # fmt: skip
+        settling = f"{SETTLE_WINDOWS} windows of {window:g} s in a row"
         if settled:
             self.console.step(
-                f"warm-up over after {found:g} s: the latency has settled "
-                f"(less than 10 % change over the last {run.settle_window_s:g} s)"
+                f"warm-up over after {found:g} s: the latency has settled ({settling} each "
+                f"changed less than {tolerance * 100:g} % and their medians agree within it)"
+            )
+        elif SETTLE_WINDOWS * window > run.warmup_max_s:
+            self._warn(
+                f"the latency could not settle: {settling} take longer than the longest "
+                f"warm-up ({run.warmup_max_s:g} s, warmup_max_s); shorten settle_window_s"
             )
         else:
             self._warn(
@@ -399,7 +413,7 @@ class Run:
                 self._restartable.start_node(1)
         finally:
             self._broker_down = False
-        self.broker_pids = _local_broker_pids(self.bootstrap)
+        self.local_broker = local_broker(self.bootstrap)
         return stopped_ms
 
     def _broker_mark(
@@ -596,6 +610,13 @@ class Run:
         )
         machine_pace = pace.section(self.pace_before_ms, pace_after_ms)
         self.resources[resources.MACHINE]["pace"] = machine_pace
+        # what the broker was and what it used: a container's processes are the broker's
+        usage = self.resources.get("broker") or {}
+        self.resources[resources.MACHINE]["broker"] = {
+            **(self.local_broker.describe() if self.local_broker else {"kind": "remote"}),
+            "cpu_percent_mean": usage.get("cpu_percent_mean"),
+            "rss_mb_max": usage.get("rss_mb_max"),
+        }
         for warning in resources.machine_warnings(self.resources) + pace.run_warnings(machine_pace):
             self._warn(warning)
         if summary := self.publish_result.get("summary"):
@@ -637,7 +658,7 @@ class Run:
         )
         save_run(info, self.dir)
         result = evaluate(self.bootstrap, info, self.evaluator, self.dir)
-        plot_resources(self.dir, remote_broker=not self.broker_pids, cores=self.sampler.cores)
+        plot_resources(self.dir, remote_broker=self.local_broker is None, cores=self.sampler.cores)
         return result
 
     def _bursts(self) -> tuple[Window, ...]:
@@ -674,27 +695,6 @@ def _leader(leaders: dict[str, list[int]], topic: str, partition: int) -> int | 
     """The broker leading ``partition`` of ``topic`` in ``leaders``; None when unknown."""
     led = leaders.get(topic, [])
     return led[partition] if partition < len(led) and led[partition] >= 0 else None
-
-
-def _local_broker_pids(bootstrap: str) -> list[int]:
-    """Pids of the Kafka JVMs of ``bootstrap`` that run on this machine (their resources
-    are then sampled); empty unless every address is one.
-
-    A port forwarded into a container (docker-proxy) is not the broker: not sampled.
-    """
-    pids = []
-    for address in bootstrap.split(","):
-        host, _, port = address.strip().rpartition(":")
-        if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
-            return []
-        pid = listener_pid(int(port))
-        try:
-            if pid is None or "kafka.Kafka" not in psutil.Process(pid).cmdline():
-                return []
-        except psutil.Error:
-            return []
-        pids.append(pid)
-    return pids
 
 
 def _running(pid: int) -> bool:

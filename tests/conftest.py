@@ -1,9 +1,10 @@
 """Shared fixtures: a real Kafka 4 broker, an embedded three-broker cluster, unique
 names, one SparkSession, a local Spark standalone cluster.
 
-Kafka, in order: ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a
-testcontainers Kafka (KRaft, LogAppendTime) when a Docker engine answers,
-else the embedded broker in a temporary home (stopped after the session).
+Kafka, in order: ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a testcontainers
+Kafka (``STAGEBENCH_KAFKA_IMAGE``, compose's settings) when a Docker engine
+answers and has the image, else the embedded broker in a temporary home
+(:mod:`tests.kafka_docker`). Tests marked ``docker`` need the engine and the image.
 """
 
 import contextlib
@@ -22,46 +23,52 @@ import pytest
 
 from ground import envvars
 from ground.kafka.ports import free_port
+from tests.kafka_docker import (
+    docker_client,
+    image_missing,
+    kafka_for_tests,
+    kafka_image,
+    remove_session_containers,
+)
 
 log = logging.getLogger(__name__)
-
-# Confluent Platform 8.x is Apache Kafka 4.x; the testcontainers module speaks its image layout.
-CONTAINER_IMAGE = "confluentinc/cp-kafka:8.1.0"
-
-
-def docker_available() -> bool:
-    """True when a Docker engine answers; never raises (no Docker is normal here)."""
-    try:
-        import docker
-
-        client = docker.from_env(timeout=3)
-        client.ping()
-        return True
-    except Exception as err:  # DockerException, connection refused, missing socket
-        log.info("no Docker engine (%s): using the embedded broker", type(err).__name__)
-        return False
 
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
-    if given := os.environ.get(envvars.TEST_BOOTSTRAP):
-        yield given
-        return
-    if docker_available():
-        from testcontainers.community.kafka import KafkaContainer
+    with kafka_for_tests(tmp_path_factory.mktemp("broker")) as kafka:
+        yield kafka.bootstrap
 
-        container = (
-            KafkaContainer(CONTAINER_IMAGE)
-            .with_kraft()
-            .with_env("KAFKA_LOG_MESSAGE_TIMESTAMP_TYPE", "LogAppendTime")
-        )
-        with container:
-            yield container.get_bootstrap_server()
-        return
-    from ground.kafka.broker import EmbeddedBroker
 
-    with EmbeddedBroker(home=tmp_path_factory.mktemp("broker")) as state:
-        yield state.bootstrap
+def _docker_unavailable(why: str) -> None:
+    """Skip, saying why, where Docker cannot be had; fail where it is required (CI)."""
+    hint = f"{why}: start one, or run ../shared/docker/offline-setup.sh where no registry answers"
+    if os.environ.get(envvars.TEST_DOCKER) == "required":
+        pytest.fail(f"{envvars.TEST_DOCKER}=required, but {hint}")
+    pytest.skip(hint)
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    """A client of the Docker engine, for tests marked ``docker``."""
+    client = docker_client()
+    if client is None:
+        _docker_unavailable("no Docker engine answers")
+    return client
+
+
+@pytest.fixture(scope="session")
+def docker_kafka_image(docker_engine) -> str:
+    """The Kafka image (``STAGEBENCH_KAFKA_IMAGE``), once the engine has it."""
+    image = kafka_image()
+    if why := image_missing(docker_engine, image):
+        _docker_unavailable(why)
+    return image
+
+
+def pytest_sessionfinish(session):
+    if removed := remove_session_containers():
+        log.warning("removed containers the tests left behind: %s", ", ".join(removed))
 
 
 @pytest.fixture(scope="module")

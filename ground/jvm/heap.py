@@ -4,6 +4,10 @@ Every HotSpot JVM publishes its counters in ``/tmp/hsperfdata_<user>/<pid>``
 (the file ``jstat`` reads). Parsing it costs microseconds and starts no
 process, so the resource sampler can read the heap of the Spark and Kafka
 JVMs every second without loading a 2-core machine.
+
+A JVM in a container writes the file in the container's ``/tmp``, under its
+pid inside the container's pid namespace and its user there; this machine
+reaches it through ``/proc/<pid>/root`` (as root, or as the container's owner).
 """
 
 import getpass
@@ -19,6 +23,21 @@ _USED = re.compile(r"sun\.gc\.generation\.\d+\.space\.\d+\.used")
 
 def perf_file(pid: int) -> Path:
     return Path(tempfile.gettempdir()) / f"hsperfdata_{getpass.getuser()}" / str(pid)
+
+
+def container_perf_file(pid: int) -> Path | None:
+    """The counter file of a JVM in another pid namespace (a container), if it exists."""
+    proc = Path("/proc") / str(pid)
+    try:
+        status = (proc / "status").read_text()
+    except OSError:
+        return None
+    nspids = next(
+        (line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), []
+    )
+    if len(nspids) < 2:  # in this machine's namespace: perf_file is the place
+        return None
+    return next((proc / "root" / "tmp").glob(f"hsperfdata_*/{nspids[-1]}"), None)
 
 
 def read_counters(data: bytes) -> dict[str, int]:
@@ -46,7 +65,10 @@ def read_counters(data: bytes) -> dict[str, int]:
 def heap_used_bytes(pid: int) -> int | None:
     """Bytes in use across all heap spaces (what jstat sums), or None if unavailable."""
     try:
-        counters = read_counters(perf_file(pid).read_bytes())
+        path = perf_file(pid)
+        if not path.exists():
+            path = container_perf_file(pid) or path
+        counters = read_counters(path.read_bytes())
     except (OSError, ValueError, struct.error):
         return None
     used = [value for name, value in counters.items() if _USED.fullmatch(name)]

@@ -8,6 +8,7 @@ import pytest
 
 from evaluator.recovery import Window
 from ground.errors import BrokerError
+from ground.kafka.local import LocalBroker
 from publisher.config import PublisherConfig
 from publisher.workload import workload
 from stagebench import runner
@@ -95,13 +96,13 @@ def test_a_broker_restart_stops_the_broker_cleanly_and_a_broker_kill_kills_it(
     )
     run._wait = lambda seconds, what: calls.append(("down", seconds, run._broker_down))
     run._restart_broker = lambda kill: runner.Run._restart_broker(run, kill)
-    monkeypatch.setattr(runner, "_local_broker_pids", lambda bootstrap: [4242])
+    monkeypatch.setattr(runner, "local_broker", lambda bootstrap: LocalBroker("embedded", (4242,)))
     before_ms = int(time.time() * 1000)
     runner.Run._inject_fault(run)
     # stopped as named, down for fault_down_s (the health check told), then started again
     assert calls == [("stop", 1, kill), ("down", 3.0, True), ("start", 1)]
     assert f"fault: stopping the broker ({how}) for 3 s" in steps
-    assert run._broker_down is False and run.broker_pids == [4242]
+    assert run._broker_down is False and run.local_broker.pids == (4242,)
     # the window ends at the first input appended after the broker was down
     assert marks[0] == (f"start of the {fault}", None)
     assert marks[1][0] == f"end of the {fault}" and marks[1][1] >= before_ms

@@ -15,8 +15,8 @@ import pytest
 
 from ground.jvm.heap import heap_used_bytes
 from ground.jvm.java import java_executable
+from ground.kafka.local import local_broker
 from stagebench.resources import ResourceSampler
-from stagebench.runner import _local_broker_pids
 
 pytestmark = pytest.mark.integration  # those that start a Spark job are marked spark
 
@@ -63,19 +63,19 @@ def assert_complete_run(
         assert summary["throughput"]["input_mps"] == pytest.approx(rate, rel=0.1)
     usage = summary["metadata"]["resources"]
     assert usage["engine"]["samples"] > 10 and usage["engine"]["cpu_percent_mean"] > 0
-    # only a broker that is a process on this machine is sampled (a remote or containerised
-    # one is not): the check is skipped for the others
-    if _local_broker_pids(bootstrap):
+    # a broker on this machine, embedded or in a container, is sampled as the broker
+    if broker := local_broker(bootstrap):
         assert usage["broker"]["rss_mb_max"] > 100
+        assert summary["machine"]["broker"]["kind"] == broker.kind
     assert summary["versions"]["pyspark"].startswith("4.")
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
     assert summary["warmup"]["mode"] == "fixed" and summary["warmup"]["seconds"] == 5
-    assert summary["steady_state"]["verdict"] in ("steady", "rising", "falling")
+    assert summary["steady_state"]["verdict"] in ("steady", "rising", "falling", "undetermined")
     if summary["confidence"] is not None:
         lo, hi = summary["confidence"]["p50"]
         assert lo <= summary["latency_ms"]["p50"] <= hi
-    else:  # a window stage on a busy box emits in few seconds: too few for two blocks
-        assert stage in ("tumbling", "sliding") and summary["steady_state"]["seconds"] < 10
+    else:  # a window stage on a busy box emits in few seconds: too few for 4 sections
+        assert stage in ("tumbling", "sliding") and summary["steady_state"]["seconds"] < 16
     assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"] > 10
     pace = summary["machine"]["pace"]  # the host's pace, before the job and after it
     assert pace["before_ms"] > 0 and pace["after_ms"] > 0, pace
@@ -261,7 +261,10 @@ def test_a_run_without_warm_up_is_still_falling(kafka_bootstrap, tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(next(tmp_path.glob("*-ingest-*/summary.json")).read_text())
-    assert summary["steady_state"]["verdict"] == "falling", summary["steady_state"]
+    # a decay strays from a line for seconds in a row: its interval may be too wide to
+    # call it falling, but it lies below 0
+    steady = summary["steady_state"]
+    assert steady["verdict"] in ("falling", "undetermined") and steady["change_ms"][1] < 0, steady
     assert any("still warming up" in w for w in summary["warnings"])
     assert any("no warm-up" in w for w in summary["warnings"])
 
