@@ -8,7 +8,7 @@ JSON line per size, the largest last::
 
     {"records": …, "evaluate_s": …, "consume_s": …, "ratio": …, "peak_rss_mb": …}
 
-Target (issue 5): evaluate_s ≤ 1.5 × consume_s, peak_rss_mb ≤ 2048 at 10 M.
+Target: evaluate_s ≤ 1.5 × consume_s, peak_rss_mb ≤ 2048 at 10 M.
 
     python benchmarks/evaluator_speed.py --sizes 1000000 10000000 [--bootstrap HOST:PORT]
 """

@@ -69,9 +69,14 @@ WITHIN_RUN = "within-run"
 MIN_RUNS = 3
 """Runs of each stage (or rounds) an increment needs for a significance verdict: the
 spread of two runs is a poor estimate of run-to-run variation, and with one there is none."""
-ALPHA = 1 - LEVEL
+ALPHA = round(1 - LEVEL, 10)
 CORRECTION = "holm"
-VERDICTS = ("steady", "rising", "falling")
+QUANTUM_VAR = 1 / 12
+"""Variance (ms²) of rounding a percentile to whole milliseconds, the broker's resolution:
+the least variance a run's value can be said to have. Runs whose p50s agree to the
+millisecond are not evidence of no spread, and a zero spread would call any non-zero
+difference certain."""
+VERDICTS = ("steady", "rising", "falling", "undetermined")
 MARK = "!"
 INCREMENT_NOTE = (
     "the stage's pXX − that of the stage under 'over' (difference of percentiles, ms; in "
@@ -498,7 +503,8 @@ def paired_t(differences: Sequence[float]) -> tuple[float, float, float, float]:
     their mean (n − 1 degrees of freedom) and the two-sided p-value of mean 0.
     Needs two differences or more."""
     d = np.asarray(differences, np.float64)
-    return _t(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), d.size - 1)
+    sd = max(float(d.std(ddof=1)), math.sqrt(2 * QUANTUM_VAR))  # a difference of two
+    return _t(float(d.mean()), sd / math.sqrt(d.size), d.size - 1)
 
 
 def welch(before: Sequence[float], after: Sequence[float]) -> tuple[float, float, float, float]:
@@ -506,17 +512,15 @@ def welch(before: Sequence[float], after: Sequence[float]) -> tuple[float, float
     of unequal variance, with Welch–Satterthwaite degrees of freedom. Needs two
     values or more in each."""
     a, b = np.asarray(before, np.float64), np.asarray(after, np.float64)
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    va = max(float(a.var(ddof=1)), QUANTUM_VAR) / a.size
+    vb = max(float(b.var(ddof=1)), QUANTUM_VAR) / b.size
     se = math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if se else 1.0
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     return _t(float(b.mean() - a.mean()), se, float(df))
 
 
 def _t(estimate: float, se: float, df: float) -> tuple[float, float, float, float]:
-    """(estimate, lo, hi, p) of a t statistic; a standard error of 0 (identical
-    values) gives a point interval, p 0 unless the estimate is 0."""
-    if se == 0:
-        return estimate, estimate, estimate, float(estimate == 0)
+    """(estimate, lo, hi, p) of a t statistic with standard error ``se`` > 0."""
     half = float(stats.t.ppf(0.5 + LEVEL / 2, df)) * se
     p = 2 * float(stats.t.sf(abs(estimate) / se, df))
     return estimate, estimate - half, estimate + half, p

@@ -9,8 +9,15 @@ from typing import Literal
 
 from ground.config import require
 
+SETTLE_WINDOWS = 3
+"""Consecutive windows the live check needs. With two, 7 % of series falling 15 %/min
+(AR(1) noise, φ = 0.8, 10 % of the level) ended their warm-up between 240 and 300 s,
+and 17 % at 15 %; with three, under 1 % at either."""
 MIN_BASELINE_SECONDS = 5
 """Seconds with outputs a recovery baseline needs (a median of fewer says little)."""
+STEADY_TOLERANCE = 0.10
+"""Default of ``steady_tolerance``; here, not in :mod:`evaluator.steady`, so that reading
+the settings loads no numpy."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,14 @@ class EvaluatorConfig:
     ``recovery_baseline_s``, ``recovery_threshold``: after a disturbance (a burst, a
     fault) latency has recovered when its per-second p50 is back within this fraction
     of its median over the seconds before (:mod:`evaluator.recovery`).
+    ``steady_tolerance``: the change of the per-second p50 over the measured period, as a
+    share of its median, that still counts as steady (:mod:`evaluator.steady`); a run's
+    auto warm-up ends only once its latency has settled to it. Set it no larger than the
+    smallest increment you want to resolve between stages or settings: a period is called
+    steady only when the whole 95 % interval of its drift lies within ±tolerance, and
+    such a drift moves the period's p50 by about half that or less, so two steady runs
+    do not differ by the tolerance through drift alone. The smaller it is, the longer a
+    period must be to be called steady: the interval narrows as √seconds.
     """
 
     warmup_s: float | None = None
@@ -47,6 +62,7 @@ class EvaluatorConfig:
     read_before_s: float | None = None
     recovery_baseline_s: float = 20.0
     recovery_threshold: float = 0.2
+    steady_tolerance: float = STEADY_TOLERANCE
 
     def __post_init__(self) -> None:
         require(
@@ -81,6 +97,10 @@ class EvaluatorConfig:
         require(
             self.recovery_threshold > 0,
             f"recovery_threshold must be > 0, got {self.recovery_threshold}",
+        )
+        require(
+            0 < self.steady_tolerance < 1,
+            f"steady_tolerance must be > 0 and < 1, got {self.steady_tolerance}",
         )
 
     def warmup_ms(self, run_ms: int) -> int:

@@ -292,7 +292,9 @@ def measure(
         "timeseries": series,
         "first_output_ms": int(out_ts.min()) if len(out_ts) else None,
         "steady_state": steady_state(
-            measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
+            measured_series["second"].to_numpy(),
+            measured_series["latency_p50_ms"].to_numpy(),
+            config.steady_tolerance,
         ),
         "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
         "latencies": good,
@@ -449,6 +451,21 @@ def _steady_warnings(steady: dict | None) -> list[str]:
         ]
     if steady["verdict"] == "falling":
         return [f"not steady: {slope}: still warming up; measure longer or warm up longer"]
+    if steady["verdict"] == "undetermined":
+        lo, hi = steady["change_ms"]
+        change = (
+            f"the per-second p50 changed by {lo:+,.0f} to {hi:+,.0f} ms over the measured "
+            f"period (95 % interval), not all within ±{steady['allowed_ms']:,.0f} ms "
+            f"(steady_tolerance {steady['tolerance'] * 100:g} % of its median)"
+        )
+        if hi < 0:
+            return [f"steadiness not shown: {change}: it fell, still warming up; warm up longer"]
+        if lo > 0:
+            return [f"steadiness not shown: {change}: it rose, perhaps overloaded"]
+        return [
+            f"steadiness not shown: {change}: too short or too noisy a period to tell a "
+            "drift of that size; measure longer"
+        ]
     return []
 
 

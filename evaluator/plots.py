@@ -162,12 +162,15 @@ def increments(
                 text = f"{inc:+,.0f}"
                 if r.get(f"increment_{q}_significant") is False:
                     text += " n.s."
+                elif r.get(f"increment_{q}_significant") is None:
+                    text += " n.v."
                 ax.annotate(text, (x[i] + dx, tops[i]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, labels)
     title = (
         "Cumulative latency per stage, with 95 % intervals\n"
         "labels: increment over the previous stage (difference of percentiles, ms)\n"
-        "n.s.: not significant; !: the stage's runs have warnings"
+        "n.s.: not significant (Holm); n.v.: no verdict (< 3 runs a stage); "
+        "!: the stage's runs have warnings"
     )
     if differences:
         title = f"NOT COMPARABLE: the runs differ in {len(differences)} setting(s)\n{title}"

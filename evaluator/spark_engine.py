@@ -322,7 +322,9 @@ def measure_spark(spark, bootstrap: str, run: RunInfo, config: EvaluatorConfig) 
         "timeseries": series,
         "first_output_ms": None if counts["first"] is None else int(counts["first"]),
         "steady_state": steady_state(
-            measured_series["second"].to_numpy(), measured_series["latency_p50_ms"].to_numpy()
+            measured_series["second"].to_numpy(),
+            measured_series["latency_p50_ms"].to_numpy(),
+            config.steady_tolerance,
         ),
         # a bootstrap over every record needs them in memory, which this engine avoids
         "confidence": None,

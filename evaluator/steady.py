@@ -1,25 +1,37 @@
-"""Is a per-second latency series steady, rising or falling?
+"""Is a per-second latency series steady, rising or falling, or can its data not tell?
 
 Input is a per-second series such as the p50 column of
-:func:`evaluator.stats.timeseries`. :func:`trend` judges a whole series (the
-evaluator uses it to warn when the measured window still drifts, so its numbers
-should not be trusted); :func:`warmup_end` finds where the warm-up ended after
-the fact; :func:`is_settled` is the live check a runner calls every few seconds
-with what it has seen so far, to decide that warm-up is over.
+:func:`evaluator.stats.timeseries`. :func:`trend` judges a whole series: the
+evaluator uses it on the measured period (:func:`steady_state`) to warn when the
+latency still drifts, so its numbers should not be trusted. :func:`is_settled`
+is the live check a runner calls every few seconds with what it has seen so far,
+to decide that warm-up is over; :func:`warmup_end` replays it on a recorded series.
 
-The live check is stricter than the verdict: a window is settled only when its
-slope's point estimate changes the latency by less than :data:`PERIOD_TOLERANCE`
-of the median across the window. An interval that merely contains 0 does not
-settle it: over a short window the interval is wide, and the JIT's slow tail
-(ingest still falling 30 ms/min a minute in) passed that test and spoiled the
-measured period that followed.
+Per-second latency is autocorrelated: a slow micro-batch or a GC pause lasts
+several seconds. Tests that assume independent points are then far too sure of
+themselves: on stationary AR(1) series with φ = 0.8, the independent-points
+interval of the slope excluded 0 in about half of the series. So the slope is
+Theil–Sen (the median of pairwise slopes, robust to latency spikes) with Sen's
+rank interval, and the Mann–Kendall variance both rest on is inflated by how
+far the autocorrelation of the detrended series' ranks reaches (:func:`_inflation`);
+the effective number of points, n divided by that inflation, sets the degrees of
+freedom of the Student-t quantile that replaces the normal one (as Santer et al.
+2000 do for least-squares trends). Coverage on simulated series:
+``benchmarks/statistics_coverage.py``.
 
-The slope is Theil–Sen (median of pairwise slopes, robust to latency spikes),
-its 95 % interval is scipy's, and the Mann–Kendall p-value is the two-sided
-Kendall-tau test of the values against time (same statistic and tie-corrected
-variance, without continuity correction). Both intervals assume independent
-points; per-second latency is autocorrelated, so they are somewhat too narrow,
-which is one reason for the tolerance below.
+The verdict is on the change over the period (slope times the span from the
+first to the last second), against a tolerance: a share of the median, at least
+:data:`RESOLUTION_MS`. ``steady`` only when the whole 95 % interval of the change
+lies within ±tolerance; ``rising`` or ``falling`` when it lies wholly above or
+below; ``undetermined`` otherwise: the data cannot tell a drift of the
+tolerance's size from the latency's own wandering.
+
+The live check cannot wait for such an interval (over a minute of a noisy series
+it is wider than any useful tolerance), and it looks about thirty times, so a
+lenient test passes by chance at one of its looks: with a single 60 s window, 89 %
+of series still falling 15 %/min passed before 300 s. It passes only when
+:data:`SETTLE_WINDOWS` consecutive, non-overlapping windows each change by less
+than the tolerance (by their Theil–Sen slope) and their medians agree within it.
 """
 
 from dataclasses import dataclass
@@ -28,78 +40,89 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE
+
 MIN_POINTS = 5
 SECONDS_PER_MINUTE = 60.0
-# The live warm-up check's tolerance compares the change over this span with the median.
-TOLERANCE_SPAN_S = 10.0
+LEVEL = 0.95
+MAX_RHO = 0.99
+"""Bounds the autocorrelation's decay below 1, where the inflation would be infinite;
+at 0.99 the interval already spans nearly every pairwise slope."""
 RESOLUTION_MS = 1.0
 """Broker timestamps are whole milliseconds: a change below one is no trend, whatever
 share of a median near 0 ms (the floor) it is."""
-PERIOD_TOLERANCE = 0.10
-"""The measured period is steady when its latency changes by less than this share of its
-median over the whole period (a trend the interval cannot rule out aside): a 10 s span
-would let a long period drift by far more."""
 
-Verdict = Literal["steady", "rising", "falling"]
+Verdict = Literal["steady", "rising", "falling", "undetermined"]
 
 
 @dataclass(frozen=True)
 class Trend:
-    """Trend of a per-second latency series; see :func:`trend` for the verdict."""
+    """Trend of a per-second latency series; see :func:`trend` for the verdict.
+
+    ``change_ms`` is the 95 % interval of the change over ``span_s`` (the slope's
+    interval times the span) and ``allowed_ms`` the tolerance it is held against.
+    """
 
     slope_ms_per_min: float
     ci95: tuple[float, float]
     mk_p: float
     median_ms: float
     seconds: int
+    span_s: float
+    change_ms: tuple[float, float]
+    allowed_ms: float
     verdict: Verdict
 
 
-def trend(
-    seconds: np.ndarray,
-    values: np.ndarray,
-    tolerance: float = 0.03,
-    span_s: float | None = TOLERANCE_SPAN_S,
-) -> Trend:
-    """Theil–Sen slope, its 95 % interval, Mann–Kendall p-value and a verdict.
+def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOLERANCE) -> Trend:
+    """Theil–Sen slope, its autocorrelation-corrected 95 % interval, the corrected
+    Mann–Kendall p-value and a three-way verdict (see the module's docstring).
 
     ``seconds`` increase strictly (gaps allowed); ``values`` are latencies in ms,
     one per second. Points whose value is NaN (seconds without output) are
-    dropped; ``Trend.seconds`` counts the points used.
-
-    Verdict: ``steady`` when the 95 % interval of the slope contains 0, or when
-    the change is negligible: the slope over ``span_s`` (10 s; None: the whole
-    series, first to last second) is smaller than ``tolerance`` (default 0.03,
-    i.e. 3 %) of the series median in absolute value. Otherwise
-    ``rising`` if the slope is positive, ``falling`` if negative. ``mk_p`` is
-    reported for the reader and does not enter the verdict.
+    dropped; ``Trend.seconds`` counts the points used. ``tolerance``: the change
+    over the whole series, as a share of its median, that still counts as steady.
 
     Raises ValueError with fewer than ``MIN_POINTS`` (5) usable points: too few
-    to tell a trend from noise, so "steady" could not be claimed.
+    to tell a trend from noise.
     """
     x, y = _usable(seconds, values)
     if x.size < MIN_POINTS:
         raise ValueError(f"need at least {MIN_POINTS} seconds, got {x.size}")
     # Relative to the first second: pairwise differences stay exact for epoch seconds.
-    slope, _, low, high = stats.theilslopes(y, x - x[0], alpha=0.95)
+    x = x - x[0]
+    slopes = _pairwise_slopes(x, y)
+    slope = float(np.median(slopes))
+    inflation = _inflation(x, y, slope)
+    variance = _mk_variance(y) * inflation
+    # Student-t on the effective number of points, less the two a line takes
+    quantile = float(stats.t.ppf(0.5 + LEVEL / 2, max(x.size / inflation - 2, 1)))
+    low, high = _sen_interval(slopes, variance, quantile)
+    s_stat = int(np.count_nonzero(slopes > 0)) - int(np.count_nonzero(slopes < 0))
     median = float(np.median(y))
-    span = float(x[-1] - x[0]) if span_s is None else span_s
+    span = float(x[-1])
+    allowed = _allowed(tolerance, median)
+    change = (low * span, high * span)
     return Trend(
-        slope_ms_per_min=float(slope) * SECONDS_PER_MINUTE,
-        ci95=(float(low) * SECONDS_PER_MINUTE, float(high) * SECONDS_PER_MINUTE),
-        mk_p=_mann_kendall_p(x, y),
+        slope_ms_per_min=slope * SECONDS_PER_MINUTE,
+        ci95=(low * SECONDS_PER_MINUTE, high * SECONDS_PER_MINUTE),
+        mk_p=_mann_kendall_p(s_stat, variance, max(x.size / inflation - 2, 1)),
         median_ms=median,
         seconds=int(x.size),
-        verdict=_verdict(float(slope), float(low), float(high), median, tolerance, span),
+        span_s=span,
+        change_ms=change,
+        allowed_ms=allowed,
+        verdict=_verdict(change, allowed),
     )
 
 
-def steady_state(seconds: np.ndarray, values: np.ndarray) -> dict | None:
+def steady_state(
+    seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOLERANCE
+) -> dict | None:
     """The ``steady_state`` section of summary.json for a measured period's per-second
-    p50 (tolerance: :data:`PERIOD_TOLERANCE` over the whole period); None when it has
-    fewer than ``MIN_POINTS`` seconds with outputs."""
+    p50; None when it has fewer than ``MIN_POINTS`` seconds with outputs."""
     try:
-        t = trend(seconds, values, PERIOD_TOLERANCE, span_s=None)
+        t = trend(seconds, values, tolerance)
     except ValueError:
         return None
     return {
@@ -108,6 +131,12 @@ def steady_state(seconds: np.ndarray, values: np.ndarray) -> dict | None:
         "mk_p": round(t.mk_p, 6),
         "median_ms": t.median_ms,
         "seconds": t.seconds,
+        "span_s": t.span_s,
+        "change_ms": [round(t.change_ms[0], 3), round(t.change_ms[1], 3)],
+        "tolerance": tolerance,
+        "allowed_ms": round(t.allowed_ms, 3),
+        "method": "Theil–Sen slope; Sen interval and Mann–Kendall test, variance inflated "
+        "for lag-1 autocorrelation, Student t on the effective points",
         "verdict": t.verdict,
     }
 
@@ -117,26 +146,25 @@ def warmup_end(
     values: np.ndarray,
     window_s: float = 60,
     step_s: float = 5,
-    tolerance: float = PERIOD_TOLERANCE,
+    tolerance: float = STEADY_TOLERANCE,
+    windows: int = SETTLE_WINDOWS,
 ) -> float | None:
-    """The first second t at which the trailing window (t − window_s, t] is settled
-    (see :func:`is_settled`).
+    """The first second t at which :func:`is_settled` passes on the series up to t.
 
     Candidates are checked every ``step_s`` seconds, starting at the first second
-    with a full window behind it (t − window_s ≥ first second), exactly as a
-    runner polling :func:`is_settled` every ``step_s`` seconds would; so the
-    answer is within ``step_s`` of the earliest settled window. A window with
-    fewer than ``MIN_POINTS`` usable points is not settled. None if no window is.
+    with ``windows`` full windows behind it, exactly as a runner polling
+    :func:`is_settled` every ``step_s`` seconds would; so the answer is within
+    ``step_s`` of the earliest settled second. None if none is.
     """
     x = np.asarray(seconds, np.float64)
     y = np.asarray(values, np.float64)
     if x.size == 0:
         return None
-    next_check = x[0] + window_s
+    next_check = x[0] + windows * window_s
     for t in x:
         if t < next_check:
             continue
-        if _window_steady(x, y, t, window_s, tolerance):
+        if _settled_at(x, y, t, window_s, tolerance, windows):
             return float(t)
         next_check = t + step_s
     return None
@@ -146,31 +174,41 @@ def is_settled(
     seconds: np.ndarray,
     values: np.ndarray,
     window_s: float = 60,
-    tolerance: float = PERIOD_TOLERANCE,
+    tolerance: float = STEADY_TOLERANCE,
+    windows: int = SETTLE_WINDOWS,
 ) -> bool:
-    """True when the last ``window_s`` seconds of the series are settled (the live check):
-    their Theil–Sen slope changes the latency by less than ``tolerance`` of their median
-    (at least :data:`RESOLUTION_MS`) across the window, whatever its interval says.
+    """True when the series has settled (the live check): each of its last ``windows``
+    non-overlapping windows of ``window_s`` seconds changes by less than ``tolerance``
+    of its median (at least :data:`RESOLUTION_MS`) by its Theil–Sen slope, and the
+    windows' medians lie within ``tolerance`` of the median of them all.
 
-    False while the series does not yet reach ``window_s`` back from its last
-    second, or when that window has fewer than ``MIN_POINTS`` usable points.
+    False while the series does not yet reach ``windows × window_s`` back from its
+    last second, or when a window has fewer than ``MIN_POINTS`` usable points.
     """
     x = np.asarray(seconds, np.float64)
     y = np.asarray(values, np.float64)
-    if x.size == 0 or x[-1] - window_s < x[0]:
+    if x.size == 0 or x[-1] - windows * window_s < x[0]:
         return False
-    return _window_steady(x, y, x[-1], window_s, tolerance)
+    return _settled_at(x, y, x[-1], window_s, tolerance, windows)
 
 
-def _window_steady(
-    x: np.ndarray, y: np.ndarray, t: float, window_s: float, tolerance: float
+def _settled_at(
+    x: np.ndarray, y: np.ndarray, t: float, window_s: float, tolerance: float, windows: int
 ) -> bool:
-    inside = (x > t - window_s) & (x <= t)
-    xs, ys = _usable(x[inside], y[inside])
-    if xs.size < MIN_POINTS:
-        return False
-    slope = stats.theilslopes(ys, xs - xs[0]).slope
-    return bool(abs(slope) * window_s < _allowed(tolerance, float(np.median(ys))))
+    medians = []
+    for k in range(windows):
+        end = t - k * window_s
+        inside = (x > end - window_s) & (x <= end)
+        xs, ys = _usable(x[inside], y[inside])
+        if xs.size < MIN_POINTS:
+            return False
+        median = float(np.median(ys))
+        slope = stats.theilslopes(ys, xs - xs[0]).slope
+        if abs(slope) * window_s >= _allowed(tolerance, median):
+            return False
+        medians.append(median)
+    _, span = _usable(x[x > t - windows * window_s], y[x > t - windows * window_s])
+    return max(medians) - min(medians) < _allowed(tolerance, float(np.median(span)))
 
 
 def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,18 +222,85 @@ def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nda
     return x[keep], y[keep]
 
 
-def _mann_kendall_p(x: np.ndarray, y: np.ndarray) -> float:
-    p = stats.kendalltau(x, y).pvalue
-    # A constant series has no variance to test against: no evidence of a trend.
-    return 1.0 if np.isnan(p) else float(p)
+def _pairwise_slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The slopes between every pair of points, sorted; row by row, so that memory stays
+    at one array of n(n − 1)/2 values."""
+    n = x.size
+    slopes = np.empty(n * (n - 1) // 2)
+    at = 0
+    for i in range(n - 1):
+        row = (y[i + 1 :] - y[i]) / (x[i + 1 :] - x[i])
+        slopes[at : at + row.size] = row
+        at += row.size
+    slopes.sort()
+    return slopes
 
 
-def _verdict(
-    slope: float, low: float, high: float, median: float, tolerance: float, span_s: float
-) -> Verdict:
-    if low <= 0.0 <= high or abs(slope) * span_s < _allowed(tolerance, median):
+def _mk_variance(y: np.ndarray) -> float:
+    """Variance of the Mann–Kendall S of independent points, corrected for tied values."""
+    n = y.size
+    _, ties = np.unique(y, return_counts=True)
+    return float(n * (n - 1) * (2 * n + 5) - np.sum(ties * (ties - 1) * (2 * ties + 5))) / 18
+
+
+def _inflation(x: np.ndarray, y: np.ndarray, slope: float) -> float:
+    """How much autocorrelation inflates the variance of S.
+
+    The series less its trend is taken as a lingering AR(1) wander plus noise of its
+    own, the shape of a per-second median: a level that lasts seconds, and the
+    sampling noise of the median of each second's records. Its autocorrelation then
+    decays as ρ_k = ρ1·φ^(k−1), and the inflation is 1 + 2ρ1/(1 − φ). ρ1 and ρ2 are
+    the lag-1 and lag-2 autocorrelations of the ranks, each plus Kendall's bias
+    correction (1 + 3ρ1)/n (short series understate them: by about 0.06 at 60 points
+    and φ = 0.8, which narrows the interval by a fifth); φ = ρ2/ρ1, at least ρ1 (the
+    noise only lowers ρ1) and at most :data:`MAX_RHO`. Taking φ = ρ1, as for a pure
+    AR(1), would miss the wander's reach whenever the noise is large. At least 1: a
+    series that looks anticorrelated gets no narrower interval than independent
+    points would.
+    """
+    n = y.size
+    ranks = stats.rankdata(y - slope * x)
+    d = ranks - ranks.mean()
+    spread = float(d @ d)
+    if spread == 0:
+        return 1.0
+    rho1 = float(d[:-1] @ d[1:]) / spread
+    correction = (1 + 3 * rho1) / n
+    rho1 += correction
+    if rho1 <= 0:
+        return 1.0
+    rho2 = float(d[:-2] @ d[2:]) / spread + correction
+    phi = min(max(rho2 / rho1, rho1), MAX_RHO)
+    return max(1.0, 1 + 2 * rho1 / (1 - phi))
+
+
+def _sen_interval(slopes: np.ndarray, variance: float, quantile: float) -> tuple[float, float]:
+    """Sen's (1968) interval of the slope: the sorted pairwise slopes at the ranks
+    N/2 ∓ quantile·√Var(S)/2, clamped to the smallest and largest."""
+    half = quantile * np.sqrt(variance) / 2
+    last = slopes.size - 1
+    lower = min(max(int(np.round(slopes.size / 2 - half)) - 1, 0), last)
+    upper = min(max(int(np.round(slopes.size / 2 + half)), 0), last)
+    return float(slopes[lower]), float(slopes[upper])
+
+
+def _mann_kendall_p(s_stat: int, variance: float, dof: float) -> float:
+    """Two-sided p-value of S with a continuity correction, Student t on ``dof``; 1 when
+    there is no variance to test against (a constant series: no evidence of a trend)."""
+    if variance <= 0 or s_stat == 0:
+        return 1.0
+    return float(2 * stats.t.sf((abs(s_stat) - 1) / np.sqrt(variance), dof))
+
+
+def _verdict(change: tuple[float, float], allowed: float) -> Verdict:
+    low, high = change
+    if -allowed < low and high < allowed:
         return "steady"
-    return "rising" if slope > 0 else "falling"
+    if low > allowed:
+        return "rising"
+    if high < -allowed:
+        return "falling"
+    return "undetermined"
 
 
 def _allowed(tolerance: float, median: float) -> float:

@@ -125,16 +125,19 @@ def judge(
         reasons.append(f"{offered} on a saturated machine")
     steady = summary.get("steady_state")
     span_s = _measured_s(summary)
+    # an undetermined trend (its interval spans the tolerance) is judged by its point
+    # estimate against the same limits: a probe's period is short, and a wide interval
+    # must not pass an overloaded probe
+    direction = steady and steady["verdict"]
+    if direction == "undetermined":
+        direction = "rising" if steady["slope_ms_per_min"] > 0 else "falling"
     if steady is None:
         reasons.append("too few measured seconds with outputs to judge the trend")
-    elif steady["verdict"] == "rising" and -_fall_ms(steady, span_s) > min(
+    elif direction == "rising" and -_fall_ms(steady, span_s) > min(
         GROWING * (lat.get("p50") or 0), GROWING_CAP_MS
     ):
         reasons.append(f"latency rising {steady['slope_ms_per_min']:+,.0f} ms/min")
-    elif (
-        steady["verdict"] == "falling"
-        and (start := _start_ms(steady, span_s)) > criteria.max_p50_ms
-    ):
+    elif direction == "falling" and (start := _start_ms(steady, span_s)) > criteria.max_p50_ms:
         reasons.append(
             f"catching up a backlog: latency falling {steady['slope_ms_per_min']:+,.0f} ms/min"
             f" from {start / 1000:,.1f} s"

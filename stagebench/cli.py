@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.config import EvaluatorConfig
+from evaluator.config import SETTLE_WINDOWS, EvaluatorConfig
 from ground import envvars
 from ground.errors import StagebenchError
 from ground.kafka import MAX_BROKERS
@@ -72,7 +72,8 @@ RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
     ("--duration", "duration_s", float, f"measured seconds per run (default: {_R.duration_s:g})"),
     ("--warmup", "warmup_s", _warmup, "warm-up before the measured period, whose outputs are "
      "left out: seconds, or auto: until the per-second median latency changes by less "
-     f"than 10 %% over {_R.settle_window_s:g} s (default: {_R.warmup_s})"),
+     f"than 10 %% in each of {SETTLE_WINDOWS} windows of {_R.settle_window_s:g} s in a row "
+     f"(default: {_R.warmup_s})"),
     ("--warmup-max", "warmup_max_s", float, f"longest auto warm-up, seconds "
      f"(default: {_R.warmup_max_s:g})"),
     ("--warmup-min", "warmup_min_s", float, "shortest auto warm-up, seconds: the JIT can "

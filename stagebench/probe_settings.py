@@ -4,10 +4,11 @@ in ``--help`` without loading the search's numerics."""
 
 PROBE_DURATION_S = 30.0
 PROBE_WARMUP_MAX_S = 60.0
-PROBE_SETTLE_WINDOW_S = 30.0
-"""A probe's measured period, longest warm-up and settle window unless given: an
-overloaded probe never settles, so its warm-up would otherwise last the full 180 s of a
-latency run."""
+PROBE_SETTLE_WINDOW_S = 15.0
+"""A probe's measured period, longest warm-up and settle window unless given (the
+warm-up ends after three settled windows in a row, 45 s, within the longest): an
+overloaded probe never settles, so its warm-up would otherwise last the longest warm-up of
+a latency run (``warmup_max_s``)."""
 PROBE_LEAD_IN_S = 30.0
 """A probe first publishes half its rate this long, then warms up at the rate. A cold job
 at the full rate builds a start-up backlog: above capacity its latency was still

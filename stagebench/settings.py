@@ -86,7 +86,9 @@ class RunConfig:
     5-minute run; hence 240 s."""
     settle_window_s: float = 60.0
     """Auto warm-up: the window of per-second latencies whose trend must change them by
-    less than 10 % of their median (:func:`evaluator.steady.is_settled`)."""
+    less than ``[evaluator] steady_tolerance`` of their median, in each of
+    ``SETTLE_WINDOWS`` windows in a row (:func:`evaluator.steady.is_settled`); a run whose
+    longest warm-up is shorter than those windows warns that it could not settle."""
     lead_in_s: float = 0.0
     """Seconds published at half the rate (``[publisher] lead_in_share``) before the
     warm-up, so the job warms up without a start-up backlog (capacity probes); 0 leaves

@@ -4,7 +4,7 @@ A consumer thread reads every output as the job writes it and keeps, per broker
 second, the latencies of the outputs appended in that second (output
 LogAppendTime − the carried ``input_ts_latest``, one clock). The runner asks
 :meth:`OutputWatcher.settled` every few seconds: warm-up is over once the
-per-second median has settled over a whole window
+per-second median has settled over several consecutive windows
 (:func:`evaluator.steady.is_settled`). The evaluator later recomputes every
 latency from the topics; the watcher only decides when to start measuring.
 """
@@ -18,6 +18,7 @@ from collections import defaultdict
 import numpy as np
 from confluent_kafka import Consumer, KafkaException
 
+from evaluator.config import STEADY_TOLERANCE
 from evaluator.steady import is_settled
 from ground.contract import INPUT_TS_LATEST, SECOND_MS
 
@@ -97,12 +98,13 @@ class OutputWatcher:
         seconds, p50 = zip(*items, strict=True)
         return np.asarray(seconds, float), np.asarray(p50, float)
 
-    def settled(self, window_s: float) -> bool:
-        """Whether the last ``window_s`` seconds of the per-second median have settled.
+    def settled(self, window_s: float, tolerance: float = STEADY_TOLERANCE) -> bool:
+        """Whether the per-second median has settled to ``tolerance`` over the last
+        windows of ``window_s`` seconds (:func:`evaluator.steady.is_settled`).
 
         The newest second is left out: it is still being written.
         """
         seconds, p50 = self.per_second_p50()
         if seconds.size < 2:
             return False
-        return is_settled(seconds[:-1], p50[:-1], window_s)
+        return is_settled(seconds[:-1], p50[:-1], window_s, tolerance)

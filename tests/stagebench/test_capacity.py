@@ -222,6 +222,10 @@ def test_judge_a_steady_probe_and_each_reason():
     overloaded = {"verdict": "rising", "slope_ms_per_min": 3_000.0, "seconds": 30}
     slow = _summary(latency_ms={"p50": 9_000.0, "p99": 12_000.0}, steady_state=overloaded)
     assert not judge(1000, slow, Criteria()).sustainable
+    # an undetermined trend is judged by its point estimate: the same rise fails
+    unsure = {**overloaded, "verdict": "undetermined"}
+    slow = _summary(latency_ms={"p50": 9_000.0, "p99": 12_000.0}, steady_state=unsure)
+    assert "rising +3,000 ms/min" in judge(1000, slow, Criteria()).reasons[0]
     # ... a significant drift of 90 ms on a p50 of 425 ms does not
     drift = {"verdict": "rising", "slope_ms_per_min": 180.0, "seconds": 30}
     drifting = _summary(latency_ms={"p50": 425.0, "p99": 778.0}, steady_state=drift)
