@@ -60,7 +60,6 @@ log = logging.getLogger(__name__)
 QUANTILES = ("p50", "p95", "p99")
 # the percentiles a run's ``confidence`` section gives intervals for
 CI_QUANTILES = ("p50", "p99")
-BOOTSTRAP = "bootstrap"
 ACROSS_RUNS = "across runs"
 # how an increment's interval was found
 PAIRED = "rounds"
@@ -209,7 +208,7 @@ def compare(
     - warnings: "run_dir: text" for every warning of its runs (deduplicated),
       mark: :data:`MARK` when there is any, else "";
     - p50_ci95, p99_ci95: [lo, hi], 95 % interval of the row's percentile, and
-      ci_method: :data:`BOOTSTRAP` (one run: its summary's ``confidence``) or
+      ci_method: :data:`WITHIN_RUN` (one run: its summary's ``confidence``) or
       :data:`ACROSS_RUNS` (two or more: Student-t over the runs' values);
       None when unknown (runs evaluated before intervals were recorded);
     - for p50 and p99, the increment's test (:func:`increment`):
@@ -392,7 +391,7 @@ def _intervals(runs: list[dict[str, Any]]) -> dict[str, Any]:
             _, lo, hi = runs_interval(np.array([r[q] for r in measured]))
             out[f"{q}_ci95"], out["ci_method"] = [float(lo), float(hi)], ACROSS_RUNS
         elif measured and measured[0][f"{q}_ci95"] is not None:
-            out[f"{q}_ci95"], out["ci_method"] = list(measured[0][f"{q}_ci95"]), BOOTSTRAP
+            out[f"{q}_ci95"], out["ci_method"] = list(measured[0][f"{q}_ci95"]), WITHIN_RUN
     return out
 
 
@@ -768,7 +767,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     rows = comparison.rows
     methods = {r.get("ci_method") for r in rows} - {None}
     explained = {
-        BOOTSTRAP: "one run: moving-block bootstrap over its seconds (within-run precision only)",
+        WITHIN_RUN: "one run: batch means over sections of its seconds (within-run precision only)",
         ACROSS_RUNS: "several runs: Student-t interval of the runs' mean (run-to-run variation)",
     }
     if methods:

@@ -260,17 +260,17 @@ def test_differences_name_every_run_on_a_tie_and_count_absent_values():
     assert differences({"results/x": summaries["results/x"]}) == []
 
 
-def test_one_run_keeps_its_bootstrap_interval(tmp_path):
+def test_one_run_keeps_its_own_interval(tmp_path):
     ci = _ci((431.0, 466.0), (700.0, 820.0))
     run_dir = _run(tmp_path, "a", "join", "builtin", 448.0, 600.0, 764.0,
                    confidence=ci, steady_state=_steady("steady"))  # fmt: skip
     comparison = compare([run_dir])
     (row,) = comparison.rows
     assert (row["p50_ci95"], row["p99_ci95"]) == ([431.0, 466.0], [700.0, 820.0])
-    assert row["ci_method"] == "bootstrap" and row["steady"] == ["steady"]
+    assert row["ci_method"] == "within-run" and row["steady"] == ["steady"]
     text = format_table(comparison)
     assert "448 [431–466]" in text and "764 [700–820]" in text
-    assert "moving-block bootstrap" in text and "Student-t" not in text
+    assert "batch means" in text and "Student-t" not in text
     assert text.splitlines()[2].split()[-1] == "steady"
 
 
@@ -448,7 +448,7 @@ def test_old_summaries_without_intervals_or_steadiness_still_compare(tmp_path):
     comparison = compare([old, new])
     ingest, parse = comparison.rows
     assert (ingest["p50_ci95"], ingest["ci_method"], ingest["steady"]) == (None, None, [None])
-    assert (parse["p50_ci95"], parse["ci_method"]) == ([110.0, 130.0], "bootstrap")
+    assert (parse["p50_ci95"], parse["ci_method"]) == ([110.0, 130.0], "within-run")
     assert parse["steady"] == ["falling"]
     assert parse["increment_p50"] == 20.0
     assert parse["increment_p50_ci95"] is None and parse["increment_p50_significant"] is None
