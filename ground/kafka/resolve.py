@@ -1,6 +1,6 @@
 """Which Kafka to use: the one the user names, else the embedded broker.
 
-Order (README, "Which Kafka"): ``--bootstrap`` / ``STAGEBENCH_BOOTSTRAP`` if given,
+Order (docs/kafka.md#which-kafka): ``--bootstrap`` / ``STAGEBENCH_BOOTSTRAP`` if given,
 else a running embedded broker, else start one. Docker users start
 ``docker-compose.yml`` themselves and pass its address.
 """
