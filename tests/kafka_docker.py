@@ -4,7 +4,7 @@ else the embedded broker.
 The container runs the image the user chose (``STAGEBENCH_KAFKA_IMAGE``, default the
 official ``apache/kafka``) with the single broker's settings of ``docker-compose.yml``,
 read from that file, so the tests and the compose file run one broker, set up one way.
-Only its advertised address differs: the host port is a free one, not 9092.
+Only its port differs: a free one, not 9092, the same inside the container and outside.
 
 testcontainers' reaper (ryuk) cannot be had where no registry answers, so nothing
 removes a container behind the tests: every container started here carries
@@ -77,11 +77,17 @@ class KafkaForTests:
     kind: str  # "given", "container" or "embedded"
 
 
-def compose_environment(advertised_port: int) -> dict[str, str]:
-    """The single broker's environment in docker-compose.yml, advertised on ``advertised_port``."""
+def compose_environment(port: int) -> dict[str, str]:
+    """The single broker's environment in docker-compose.yml, listening and advertised on
+    ``port``: the broker also connects to its own advertised address (transactions'
+    partition checks), so inside the container that address must be its own listener,
+    as 127.0.0.1:9092 is in the compose file."""
     service = yaml.safe_load(COMPOSE.read_text())["services"]["kafka"]
     env = {key: str(value) for key, value in service["environment"].items()}
-    env["KAFKA_ADVERTISED_LISTENERS"] = f"PLAINTEXT://127.0.0.1:{advertised_port}"
+    env["KAFKA_LISTENERS"] = env["KAFKA_LISTENERS"].replace(
+        "PLAINTEXT://:9092", f"PLAINTEXT://:{port}"
+    )
+    env["KAFKA_ADVERTISED_LISTENERS"] = f"PLAINTEXT://127.0.0.1:{port}"
     return env
 
 
@@ -98,7 +104,7 @@ def kafka_container(image: str) -> Iterator[str]:
         log.warning("testcontainers without its reaper, because %s", why)
         testcontainers_config.ryuk_disabled = True
     port = free_port()
-    container = DockerContainer(image, labels={LABEL: SESSION}).with_bind_ports(9092, port)
+    container = DockerContainer(image, labels={LABEL: SESSION}).with_bind_ports(port, port)
     for key, value in compose_environment(port).items():
         container.with_env(key, value)
     bootstrap = f"127.0.0.1:{port}"
