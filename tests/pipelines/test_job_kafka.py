@@ -4,10 +4,15 @@ The command runs in a subprocess; once its query has started and processed a
 first batch (the first second of input), the remaining seconds are published one
 per wall-clock second while it runs, then a later "flush" second that moves the
 watermark past every input second. The outputs must be those the input implies,
-and each must carry exactly the broker LogAppendTime of its inputs (read back
-from the input topics and matched by identity): a pipeline carrying the driver's
-clock, the observation time or anything else fails. The command then stops
-gracefully on SIGTERM.
+each once, with the values and input count the input implies, and each must carry
+exactly the broker LogAppendTime of its inputs (read back from the input topics and
+matched by identity): a pipeline carrying the driver's clock, the observation time
+or anything else fails. The command then stops gracefully on SIGTERM.
+
+A location-second with a missing lane (L00, second 1) is partial: the custom
+tumbling window emits it only when the watermark passes its end, after the complete
+seconds 2 and 3, so it reaches the custom sliding window late, and the windows that
+contain it must still equal the built-in ones.
 """
 
 import collections
@@ -25,12 +30,17 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, Topic
 from ground import rundir
 from ground.contract import (
     FLOW,
+    FLOW_CHANGE_LONG,
+    FLOW_CHANGE_SHORT,
+    FLOW_SUM,
     INPUT_COUNT,
     INPUT_TS_EARLIEST,
     INPUT_TS_LATEST,
     KIND,
     LANE,
+    LANES_SEEN,
     LOCATION_ID,
+    NUM_LANES,
     OBSERVATION_TS,
     RECORD,
     RUN_ID,
@@ -40,11 +50,14 @@ from ground.contract import (
     SOURCE_PARTITION,
     SOURCE_TOPIC,
     SPEED,
+    SPEED_AVG,
+    SPEED_CHANGE_LONG,
+    SPEED_CHANGE_SHORT,
     WINDOW_END,
     WINDOW_START,
 )
 from ground.kafka.topics import create_topics
-from tests.pipelines.test_stages import T0, message
+from tests.pipelines.test_stages import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -59,7 +72,8 @@ MALFORMED = b'{"malformed": true}'
 def inputs(t0: int = T0) -> list[tuple[str, dict]]:
     """(kind, message) of every location/lane/second from ``t0`` (epoch ms, a whole second).
 
-    Location L00 misses lane 2 at second 1; the last two lanes are the flush second.
+    Location L00 misses lane 2 at second 1; L03 counts no vehicle at second 2 (a relative
+    change from it is null); the last two lanes are the flush second.
     """
     out = []
     for second in range(SECONDS):
@@ -67,8 +81,10 @@ def inputs(t0: int = T0) -> list[tuple[str, dict]]:
             for lane in range(1, lanes + 1):
                 if (location, lane, second) == ("L00", 2, 1):
                     continue
-                out.append((SPEED, message(SPEED, location, lane, second, 70.0 + lane, lanes)))
-                out.append((FLOW, message(FLOW, location, lane, second, 5.0 * lane, lanes)))
+                speed = 70.0 + lane - 3 * second
+                flow = 0.0 if (location, second) == ("L03", 2) else 5.0 * lane + 2 * second
+                out.append((SPEED, message(SPEED, location, lane, second, speed, lanes)))
+                out.append((FLOW, message(FLOW, location, lane, second, flow, lanes)))
     for lane in (1, 2):  # moves the watermark past every second above
         for kind in (SPEED, FLOW):
             out.append((kind, message(kind, "L00", lane, FLUSH_SECOND, 50.0, 2)))
@@ -265,6 +281,79 @@ def _closed_seconds(records: list[tuple[str, dict]]) -> list[tuple[str, int]]:
     )
 
 
+def expected_values(stage: str, records: list[tuple[str, dict]]) -> dict[tuple, dict]:
+    """From parse on: each output the input implies, by :func:`identity`, with its values
+    and input count (its broker timestamps: :func:`input_stamps`).
+
+    The stages' semantics in plain Python (docs/method.md#stages): the join pairs the
+    speed and the flow of a location, lane and observation time; a tumbling window
+    holds the pairs of a closed location-second; a sliding window (3 s) the seconds
+    present up to one with a result: that second's values and their relative change
+    1 s and 2 s back (null when that second is missing or zero).
+    """
+    if stage == "parse":
+        return {
+            (kind, m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]): {kind: m[kind], INPUT_COUNT: 1}
+            for kind, m in records
+        }
+    twins: dict[tuple, dict[str, dict]] = collections.defaultdict(dict)
+    for kind, m in records:
+        twins[m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]][kind] = m
+    pairs = {key: (t[SPEED], t[FLOW]) for key, t in twins.items() if len(t) == 2}
+    if stage == "join":
+        return {
+            key: {SPEED: speed[SPEED], FLOW: flow[FLOW], INPUT_COUNT: 2}
+            for key, (speed, flow) in pairs.items()
+        }
+    lanes = collections.defaultdict(list)
+    for (location, _, observed), pair in pairs.items():
+        lanes[location, observed].append(pair)
+    seconds = {
+        (location, observed): {
+            WINDOW_END: observed + SECOND_MS,
+            FLOW_SUM: sum(flow[FLOW] for _, flow in found),
+            SPEED_AVG: sum(speed[SPEED] for speed, _ in found) / len(found),
+            LANES_SEEN: len(found),
+            NUM_LANES: max(speed[NUM_LANES] for speed, _ in found),
+            INPUT_COUNT: 2 * len(found),
+        }
+        for (location, observed), found in lanes.items()
+        if (location, observed) in set(_closed_seconds(records))
+    }
+    if stage == "tumbling":
+        return seconds
+
+    def change(now: dict, then: dict | None, field: str) -> float | None:
+        return (
+            None if then is None or then[field] == 0 else (now[field] - then[field]) / then[field]
+        )
+
+    windows = {}
+    for (location, last), now in seconds.items():
+        inside = [seconds.get((location, last - back * SECOND_MS)) for back in range(3)]
+        short, long = inside[1], inside[2]
+        windows[location, last - 2 * SECOND_MS] = {
+            WINDOW_END: last + SECOND_MS,
+            FLOW_SUM: now[FLOW_SUM],
+            SPEED_AVG: now[SPEED_AVG],
+            FLOW_CHANGE_SHORT: change(now, short, FLOW_SUM),
+            FLOW_CHANGE_LONG: change(now, long, FLOW_SUM),
+            SPEED_CHANGE_SHORT: change(now, short, SPEED_AVG),
+            SPEED_CHANGE_LONG: change(now, long, SPEED_AVG),
+            INPUT_COUNT: sum(w[INPUT_COUNT] for w in inside if w is not None),
+        }
+    return windows
+
+
+def identity(stage: str, value: dict) -> tuple:
+    """What makes an output of ``stage`` that output (ground.stages), from parse on."""
+    if stage == "parse":
+        return (value[KIND], value[LOCATION_ID], value[LANE], value[OBSERVATION_TS])
+    if stage == "join":
+        return (value[LOCATION_ID], value[LANE], value[OBSERVATION_TS])
+    return (value[LOCATION_ID], value[WINDOW_START])
+
+
 def _second(stage: str, value: dict) -> int | None:
     """The location-second an output of a window stage belongs to."""
     if stage == "tumbling":
@@ -318,16 +407,18 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
                 process, run_dir, kafka_bootstrap, output, trigger == "real-time"
             ),
         )
-        # custom windows also emit the complete flush second at once
-        want = expected_count(stage, records) + (impl == "custom")
+        # the custom tumbling window emits the complete flush second at once; every other
+        # window of it waits for a watermark that never comes
+        flushed = int((stage, impl) == ("tumbling", "custom"))
+        want = expected_count(stage, records) + flushed
         out = consume(kafka_bootstrap, output, want, time.monotonic() + WAIT_S)
     finally:
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr[-3000:]
 
-    # custom windows emit the (complete) flush second at once: not part of the check
     values = [v for _, _, v in out if _second(stage, v) != _flush_ms(records)]
+    assert len(out) == want and len(out) - len(values) == flushed, (len(out), want)
     assert all(ts_type == TIMESTAMP_LOG_APPEND_TIME for ts_type, _, _ in out)
     assert all(v[INPUT_TS_LATEST] <= ts for _, ts, v in out), "output before its input"
     assert all(v[INPUT_TS_EARLIEST] <= v[INPUT_TS_LATEST] for v in values)
@@ -335,6 +426,11 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
     _check_stage(stage, records, values, t0)
     # the broker's clock, and only it: each output carries its inputs' LogAppendTime
     stamps = read_inputs(kafka_bootstrap, list(topics.values()), len(records) + 1)
+    if stage == "ingest":  # and each record, unchanged
+        embedded = {(v[SOURCE_TOPIC], v[SOURCE_PARTITION], v[SOURCE_OFFSET]): v for v in values}
+        assert {k: v[RECORD] for k, v in embedded.items()} == {
+            k: json.loads(value) for k, (_, value) in stamps.items()
+        }
     expected = input_stamps(stage, stamps)
     wrong_latest = [(v, expected(v)) for v in values if v[INPUT_TS_LATEST] != expected(v)[0]]
     assert not wrong_latest, (
@@ -342,6 +438,10 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
         f"their inputs' broker timestamp (output, (latest, earliest)): {wrong_latest[:3]}"
     )
     wrong_earliest = [(v, expected(v)) for v in values if v[INPUT_TS_EARLIEST] != expected(v)[1]]
+    assert not wrong_earliest, (
+        f"{len(wrong_earliest)} of {len(values)} outputs carry another input_ts_earliest than "
+        f"their inputs' broker timestamp (output, (latest, earliest)): {wrong_earliest[:3]}"
+    )
 
     assert (run_dir / "pipeline.ready").exists()
     assert json.loads((run_dir / "pipeline.json").read_text())["pipeline"]["stage"] == stage
@@ -357,43 +457,26 @@ def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage,
         )
         assert malformed == 1
 
-    if wrong_earliest and (stage, impl) == ("sliding", "custom"):
-        # everything else above holds; this is the defect issue 14 suspected (last, so that
-        # nothing else hides behind it): pipelines.custom.SlidingProcessor emits a window once,
-        # when its last second arrives. A partial second (L00, second 1) comes from the
-        # tumbling timer only after later seconds have arrived, so the windows already
-        # emitted lack it, and the window it ends lacks the seconds before it (pruned
-        # against the newest second held). Their input_ts_earliest, input_count and
-        # relative changes differ from the built-in window's.
-        pytest.xfail(f"custom sliding misses a late partial second: {wrong_earliest[:2]}")
-    assert not wrong_earliest, (
-        f"{len(wrong_earliest)} of {len(values)} outputs carry another input_ts_earliest than "
-        f"their inputs' broker timestamp (output, (latest, earliest)): {wrong_earliest[:3]}"
-    )
-
 
 def _check_stage(stage: str, records, values: list[dict], t0: int) -> None:
+    """Each output, once, with the values and input count that the input implies."""
     if stage == "ingest":
         identities = {(v[SOURCE_TOPIC], v[SOURCE_PARTITION], v[SOURCE_OFFSET]) for v in values}
         assert len(identities) == len(values) == len(records) + 1
         assert all(v[INPUT_COUNT] == 1 for v in values)
-        assert sum(v[RECORD] == m for v in values for _, m in records[:1]) == 1
-    elif stage == "parse":
-        got = sorted((v[KIND], v[LOCATION_ID], v[LANE], v[OBSERVATION_TS]) for v in values)
-        sent = sorted((k, m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]) for k, m in records)
-        assert got == sent
-    elif stage == "join":
-        keys = sorted((v[LOCATION_ID], v[LANE], v[OBSERVATION_TS]) for v in values)
-        pairs = {(m[LOCATION_ID], m[LANE], m[OBSERVATION_TS]) for _, m in records}
-        assert keys == sorted(pairs)
-        assert all(v[INPUT_COUNT] == 2 for v in values)
-    else:
-        keys = sorted((v[LOCATION_ID], _second(stage, v)) for v in values)
-        assert keys == _closed_seconds(records)
-        if stage == "tumbling":
-            counts = {(v[LOCATION_ID], v[WINDOW_START]): v[INPUT_COUNT] for v in values}
-            assert counts[("L00", t0 + 1000)] == 2  # the second with a missing lane
-            assert counts[("L01", t0)] == 6  # 3 lanes, speed and flow each
+        return
+    got = {identity(stage, v): v for v in values}
+    assert len(got) == len(values), "an output written twice"
+    assert_rows_equal(got, expected_values(stage, records))
+    counts = {key: v[INPUT_COUNT] for key, v in got.items()}
+    if stage == "tumbling":
+        assert counts[("L00", t0 + 1000)] == 2  # the second with a missing lane
+        assert counts[("L01", t0)] == 6  # 3 lanes, speed and flow each
+    elif stage == "sliding":
+        # L00's partial second 1 (2 inputs, a complete second 4) in the windows ending at 1, 2, 3
+        late = {1: 4 + 2, 2: 4 + 2 + 4, 3: 2 + 4 + 4}
+        assert {last: counts[("L00", t0 + (last - 2) * SECOND_MS)] for last in late} == late
+        assert got[("L03", t0 + 1000)][FLOW_CHANGE_SHORT] is None  # from a zero flow
 
 
 def test_failing_query_exits_non_zero_with_one_line_error(kafka_bootstrap, unique, tmp_path):

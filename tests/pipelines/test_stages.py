@@ -1,7 +1,9 @@
-"""Each pipeline stage's transform on static DataFrames (Spark local, no Kafka)."""
+"""Each pipeline stage's transform on static DataFrames (Spark local, no Kafka); the custom
+sliding window, which needs a watermark, in a stream of files."""
 
 import json
 import math
+import os
 
 import pytest
 
@@ -266,18 +268,22 @@ SEQUENCE = {0: 10.0, 1: 20.0, 3: 30.0, 4: 0.0, 5: 15.0}
 """Flow per second of one location: second 2 is missing, second 4 is zero."""
 
 
+_SECOND_SCHEMA = (
+    f"{LOCATION_ID} string, {WINDOW_START} long, {FLOW_SUM} double, {SPEED_AVG} double, "
+    f"{INPUT_TS_LATEST} long, {INPUT_TS_EARLIEST} long, {INPUT_COUNT} long"
+)
+
+
+def _second(location: str, s: int, flow: float) -> tuple:
+    """A tumbling result of second ``s`` after T0 (columns of :data:`_SECOND_SCHEMA`)."""
+    return (location, T0 + s * 1000, flow, 2 * flow + 1, T0 + s * 1000 + 90, T0 + s * 1000 + 10, 4)
+
+
 def _tumbled(spark):
     from pyspark.sql import functions as F
 
-    rows = [
-        ("X", T0 + s * 1000, flow, 2 * flow + 1, T0 + s * 1000 + 90, T0 + s * 1000 + 10, 4)
-        for s, flow in SEQUENCE.items()
-    ]
-    schema = (
-        f"{LOCATION_ID} string, {WINDOW_START} long, {FLOW_SUM} double, {SPEED_AVG} double, "
-        f"{INPUT_TS_LATEST} long, {INPUT_TS_EARLIEST} long, {INPUT_COUNT} long"
-    )
-    df = spark.createDataFrame(rows, schema)
+    rows = [_second("X", s, flow) for s, flow in SEQUENCE.items()]
+    df = spark.createDataFrame(rows, _SECOND_SCHEMA)
     return df.withColumn("_event_time", F.timestamp_millis(F.col(WINDOW_START) + 999))
 
 
@@ -318,15 +324,73 @@ def test_sliding_relative_changes_with_missing_and_zero_seconds(spark):
     assert actual[("X", T0 + 3000)][FLOW_CHANGE_SHORT] is None  # from zero
 
 
-def test_custom_sliding_matches_builtin(spark):
+LATE = {0: 8.0, 1: 4.0, 2: 6.0, 3: 6.0, 4: 9.0}
+"""Flow per second of location Y, whose second 1 is partial: it comes late."""
+ARRIVALS = [
+    [("X", 0), ("Y", 0)],
+    [("X", 1), ("Y", 2)],
+    [("X", 3), ("Y", 1), ("Y", 3)],
+    [("Y", 4)],
+    [("X", 4), ("X", 5)],
+]
+"""The tumbling results of each micro-batch, in the order the custom tumbling stage
+emits them: a complete second at once, a partial one (Y's second 1) in the first
+batch whose watermark passes its end, after Y's seconds 2 and 3. X's second 2 never
+comes, so X's windows 3 and 4 wait for the watermark to pass it: window 3 in a
+batch without data for X (its timer)."""
+
+
+def test_custom_sliding_matches_builtin_whatever_order_seconds_arrive(spark, tmp_path):
+    from pyspark.sql import functions as F
+
     from pipelines import custom, stages
 
-    tumbled = _tumbled(spark)
-    builtin = by_key(stages.sliding(tumbled, 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
-    mine = by_key(
-        custom.sliding(tumbled.drop("_event_time"), 3000, 1000, 1000, 2000),
-        LOCATION_ID,
-        WINDOW_START,
+    flows = {"X": SEQUENCE, "Y": LATE}
+    source = tmp_path / "tumbled"
+    source.mkdir()
+    for batch, seconds in enumerate(ARRIVALS):
+        lines = [(*_second(loc, s, flows[loc][s]), T0 + s * 1000 + 999) for loc, s in seconds]
+        path = source / f"batch-{batch}.csv"
+        path.write_text("".join(",".join(map(str, line)) + "\n" for line in lines))
+        os.utime(path, (1_000_000 + batch, 1_000_000 + batch))  # the file source's order
+    # each file one micro-batch, whose watermark is the latest event time of those before
+    stream = (
+        spark.readStream.schema(f"{_SECOND_SCHEMA}, _event_ms long")
+        .option("maxFilesPerTrigger", 1)
+        .csv(str(source))
+        .withColumn("_event_time", F.timestamp_millis("_event_ms"))
+        .withWatermark("_event_time", "0 seconds")
+        .drop("_event_ms", "_event_time")  # as the custom tumbling's output: no event-time column
     )
+    emitted: list[tuple[int, dict]] = []
+    query = (
+        custom.sliding(stream, 3000, 1000, 1000, 2000)
+        .writeStream.foreachBatch(
+            lambda df, batch: emitted.extend((batch, r.asDict()) for r in df.collect())
+        )
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .start()
+    )
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    batch_of = {(r[LOCATION_ID], (r[WINDOW_END] - T0) // 1000 - 1): b for b, r in emitted}
+    assert batch_of == {
+        **{("X", s): b for s, b in {0: 1, 1: 1, 3: 3, 4: 4, 5: 4}.items()},
+        **{("Y", s): b for s, b in {0: 1, 1: 2, 2: 2, 3: 2, 4: 3}.items()},
+    }  # (location, last second) -> micro-batch: Y's 2 waits for its late second 1
+    everything = [
+        _second(loc, s, flow) for loc, seconds in flows.items() for s, flow in seconds.items()
+    ]
+    tumbled = spark.createDataFrame(everything, _SECOND_SCHEMA).withColumn(
+        "_event_time", F.timestamp_millis(F.col(WINDOW_START) + 999)
+    )
+    builtin = by_key(stages.sliding(tumbled, 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
+    mine = {(r[LOCATION_ID], r[WINDOW_START]): r for _, r in emitted}
+    assert len(mine) == len(emitted), "a window emitted twice"
+    assert len(builtin) == len(SEQUENCE) + len(LATE)
     assert_rows_equal(mine, builtin)
-    assert len(mine) == len(SEQUENCE)
+    assert mine[("Y", T0 - 1000)][INPUT_COUNT] == 2 * 4  # the window the late second ends
+    assert mine[("Y", T0)][INPUT_COUNT] == 3 * 4  # and one that came before it
