@@ -31,7 +31,8 @@ it is wider than any useful tolerance), and it looks about thirty times, so a
 lenient test passes by chance at one of its looks: with a single 60 s window, 89 %
 of series still falling 15 %/min passed before 300 s. It passes only when
 :data:`SETTLE_WINDOWS` consecutive, non-overlapping windows each change by less
-than the tolerance (by their Theil–Sen slope) and their medians agree within it.
+than the tolerance (by their Theil–Sen slope) and their medians agree within it
+(or lie one millisecond apart: one level at the broker clock's resolution).
 """
 
 from dataclasses import dataclass
@@ -180,7 +181,8 @@ def is_settled(
     """True when the series has settled (the live check): each of its last ``windows``
     non-overlapping windows of ``window_s`` seconds changes by less than ``tolerance``
     of its median (at least :data:`RESOLUTION_MS`) by its Theil–Sen slope, and the
-    windows' medians lie within ``tolerance`` of the median of them all.
+    windows' medians lie within ``tolerance`` of the median of them all (or at most
+    :data:`RESOLUTION_MS` apart).
 
     False while the series does not yet reach ``windows × window_s`` back from its
     last second, or when a window has fewer than ``MIN_POINTS`` usable points.
@@ -208,7 +210,9 @@ def _settled_at(
             return False
         medians.append(median)
     _, span = _usable(x[x > t - windows * window_s], y[x > t - windows * window_s])
-    return max(medians) - min(medians) < _allowed(tolerance, float(np.median(span)))
+    spread = max(medians) - min(medians)
+    # medians of whole-millisecond latencies a tick apart are one level at that resolution
+    return spread <= RESOLUTION_MS or spread < _allowed(tolerance, float(np.median(span)))
 
 
 def _usable(seconds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

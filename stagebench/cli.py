@@ -512,9 +512,14 @@ def _compare(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="compare runs stage by stage (cumulative increments)",
         description="Print one row per evaluated run, ordered by the stage ladder: p50/p95/p99 "
-        "latency and the increment over the previous stage (difference of percentiles).",
+        "latency and the increment over the previous stage (difference of percentiles). A "
+        "suite's directory stands for its runs with their rounds, so its increments are taken "
+        "within a round as the suite took them; run directories given one by one are compared "
+        "as independent runs.",
     )
-    parser.add_argument("run_dirs", nargs="+", type=Path, help="evaluated run directories")
+    parser.add_argument(
+        "run_dirs", nargs="+", type=Path, help="evaluated run directories, or one suite directory"
+    )
     parser.add_argument(
         "--markdown", action="store_true", help="print Markdown instead of text (default: text)"
     )

@@ -8,7 +8,9 @@ understate how much the next run differs. Each increment is taken within a
 round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
 interval comes from the per-round differences (:mod:`evaluator.compare`). One
 round says how precisely each run measured its stage, not whether the next
-run would agree, so it gives no significance verdict.
+run would agree, so it gives no significance verdict. A run that fails leaves its
+round without that stage, and the suite goes on: hours of other runs still make a
+table, which names the failed runs.
 """
 
 import json
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from evaluator.compare import Comparison, compare, plot, to_markdown
 from ground import rundir
+from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
 from stagebench.console import Console
 from stagebench.runner import execute
@@ -58,13 +61,15 @@ def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order
 
 @dataclass(frozen=True)
 class SuiteResult:
-    """The suite directory, its comparison, its order and the runs with missing
-    outputs or outputs that contradict their inputs (not trusted)."""
+    """The suite directory, its comparison, its order, the runs with missing
+    outputs or outputs that contradict their inputs (not trusted) and the runs that
+    failed (round, stage, impl, error)."""
 
     suite_dir: Path
     comparison: Comparison
     order: Order
     incomplete: list[Path]
+    failed: list[dict]
 
 
 def run_suite(
@@ -83,7 +88,7 @@ def run_suite(
     suite_dir.mkdir(parents=True)
     order = round_orders(stages, repeat, secrets.randbits(32) if seed is None else seed)
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
-    run_dirs, rounds, incomplete = [], [], []
+    run_dirs, rounds, incomplete, failed = [], [], [], []
     total = len(stages) * repeat
     for k, round_order in enumerate(order.rounds, 1):
         for stage, impl in round_order:
@@ -91,11 +96,21 @@ def run_suite(
                 f"suite {suite_id}: run {len(run_dirs) + 1} of {total} (round {k} of {repeat}), "
                 f"stage {stage} ({impl})"
             )
-            result = execute(replace(base, stage=stage, impl=impl), settings, console)
+            try:
+                result = execute(replace(base, stage=stage, impl=impl), settings, console)
+            except StagebenchError as err:
+                # the other runs still make a table; the round lacks only this stage
+                console.warn(f"suite {suite_id}: round {k}, stage {stage} ({impl}) failed: {err}")
+                failed.append({"round": k, "stage": stage, "impl": impl, "error": str(err)})
+                continue
             run_dirs.append(result.run_dir)
             rounds.append(k)
             if result.summary["records"]["missing"] or result.summary["trusted"] is False:
                 incomplete.append(result.run_dir)
+    if not run_dirs:
+        raise StagebenchError(
+            f"suite {suite_id}: every run failed; the first: {failed[0]['error']}"
+        )
     # a suite keeps its runs even when they turn out not comparable; it says so loudly
     comparison = compare(run_dirs, allow_mixed=True, rounds=rounds)
     doc = {
@@ -104,6 +119,7 @@ def run_suite(
         "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
         "repeat": repeat,
         "order": order.as_json(),
+        "failed": failed,
         "stages": [
             {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()}
             for row in comparison.rows
@@ -116,8 +132,12 @@ def run_suite(
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     images = plot(comparison, suite_dir)
     rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
+    if failed:
+        rounds_note += "\n\nFailed, so missing from the table: " + "; ".join(
+            f"round {f['round']}, {f['stage']} ({f['impl']}): {f['error']}" for f in failed
+        )
     pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
     (suite_dir / rundir.COMPARISON_MD).write_text(
         f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n{pictures}\n"
     )
-    return SuiteResult(suite_dir, comparison, order, incomplete)
+    return SuiteResult(suite_dir, comparison, order, incomplete, failed)

@@ -1,15 +1,20 @@
 """SparkSessions with the official Kafka connector matching the installed PySpark.
 
 The connector (``spark-sql-kafka-0-10``) is not bundled with PySpark; it is
-resolved through ``spark.jars.packages`` and cached by Spark's Ivy in the
-user's Ivy directory, so only the first session downloads it.
+resolved with its dependencies by the Ivy that PySpark ships, once, and its jars
+cached (:func:`ground.jvm.ivy.resolve`); every session then names those files in
+``spark.jars``. ``spark.jars.packages`` would resolve it again at every start: 5 s
+of each job's start on a 2-core machine (a bare session took 13–14 s, with the
+packages 20 s, with the cached jars 15–16 s).
 """
 
 import functools
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import pyspark
 from pyspark.errors import PySparkException
@@ -54,11 +59,26 @@ def kafka_connector() -> str:
     return coordinate
 
 
+def connector_jars() -> list[Path]:
+    """The connector's jars, less the libraries PySpark ships itself (in any version:
+    Ivy's resolution brings spark-tags 4.2.0 and a second scala-library, and two
+    versions of one library on a class path leave it to chance which one loads)."""
+    shipped = {
+        _artifact(jar.name) for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")
+    }
+    return [jar for jar in ivy.resolve([kafka_connector()]) if _artifact(jar.name) not in shipped]
+
+
+def _artifact(jar_name: str) -> str:
+    """``spark-sql-kafka-0-10_2.13-4.2.0.jar`` → ``spark-sql-kafka-0-10_2.13``."""
+    return re.sub(r"-\d[\w.]*\.jar$", "", jar_name)
+
+
 def base_conf(master: str) -> dict[str, str]:
     """Settings every stagebench session has; callers may override any of them."""
     return {
         "spark.master": master,
-        "spark.jars.packages": kafka_connector(),
+        "spark.jars": ",".join(str(jar) for jar in connector_jars()),
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

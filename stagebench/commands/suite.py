@@ -45,4 +45,10 @@ def run(args) -> int:
             f"WARNING: {run_dir} has missing outputs or is not trusted (see its summary.json)",
             file=sys.stderr,
         )
-    return 1 if suite.incomplete else 0
+    for failed in suite.failed:
+        print(
+            f"WARNING: round {failed['round']}, stage {failed['stage']} ({failed['impl']}) "
+            f"failed: {failed['error']}",
+            file=sys.stderr,
+        )
+    return 1 if suite.incomplete or suite.failed else 0

@@ -420,6 +420,14 @@ def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):
     for i in range(3):
         producer.produce(topic, json.dumps({s.INPUT_TS_LATEST: i}).encode())
     producer.commit_transaction(30)
+    # the commit returns before the broker has written its marker; until then a committed
+    # reader's end offset (the last stable offset) is 0: the topic looks empty
+    probe = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": unique})
+    deadline = time.monotonic() + 30
+    while probe.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)[1] < 4:
+        assert time.monotonic() < deadline, "the transaction's marker was never written"
+        time.sleep(0.2)
+    probe.close()
     # without the end detection this waits idle_timeout_s and raises EvaluationError
     frame = read_topic(kafka_bootstrap, topic, None, idle_timeout_s=20)
     assert len(frame) == 3 and frame[TIMESTAMP].gt(0).all()

@@ -161,6 +161,15 @@ def test_settling_needs_every_window_flat_and_their_medians_alike():
     assert is_settled(s, steps, windows=1)
 
 
+def test_millisecond_latencies_a_tick_apart_have_settled_but_two_ticks_have_not():
+    # the floor: whole-millisecond p50s, 10 % of whose median is under one tick
+    s = np.arange(31.0)
+    one_tick = np.repeat([1.0, 2.0, 1.0, 1.0], [11, 10, 5, 5])
+    assert is_settled(s, one_tick, window_s=10)
+    two_ticks = np.repeat([1.0, 3.0, 1.0, 1.0], [11, 10, 5, 5])
+    assert not is_settled(s, two_ticks, window_s=10)
+
+
 def test_is_settled_needs_its_windows_in_full():
     span = SETTLE_WINDOWS * 60
     assert is_settled(np.arange(float(span)), np.full(span, 100.0)) is False

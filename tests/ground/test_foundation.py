@@ -1,6 +1,7 @@
 """Pure parts of the foundation: no Kafka, no Spark."""
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,19 @@ def test_validate_input_accepts_a_good_message_and_names_problems():
     both = {**good, schema.FLOW: 12.0}
     assert validate_input(both)
     assert any(schema.LANE in p for p in validate_input({**good, schema.LANE: "1"}))
+
+
+@pytest.mark.spark  # resolves the connector with Ivy the first time
+def test_the_connector_jars_leave_out_the_libraries_pyspark_ships():
+    import pyspark
+
+    from ground.jvm.spark import _artifact, base_conf, connector_jars
+
+    jars = connector_jars()
+    names = {_artifact(jar.name) for jar in jars}
+    assert {"spark-sql-kafka-0-10_2.13", "kafka-clients"} <= names
+    shipped = {_artifact(j.name) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    # Ivy's resolution brings some of them: spark-tags, scala-library
+    assert {"spark-tags_2.13", "scala-library"} <= shipped and not names & shipped
+    assert base_conf("local[2]")["spark.jars"].split(",") == [str(jar) for jar in jars]
+    assert _artifact("spark-sql-kafka-0-10_2.13-4.2.0.jar") == "spark-sql-kafka-0-10_2.13"

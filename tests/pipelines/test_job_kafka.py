@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,7 @@ from ground.contract import (
     WINDOW_START,
 )
 from ground.kafka.topics import create_topics
+from tests.conftest import OUTLIVING
 from tests.pipelines.test_stages import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -363,36 +366,84 @@ def _second(stage: str, value: dict) -> int | None:
     return None
 
 
-@pytest.mark.parametrize(
-    ("stage", "impl", "trigger"),
-    [
-        ("ingest", "builtin", "processing-time"),
-        ("ingest", "builtin", "real-time"),
-        ("parse", "builtin", "processing-time"),
-        ("join", "builtin", "processing-time"),
-        ("tumbling", "builtin", "processing-time"),
-        ("tumbling", "custom", "processing-time"),
-        ("sliding", "builtin", "processing-time"),
-        ("sliding", "custom", "processing-time"),
-    ],
-)
-def test_stage_writes_expected_outputs(kafka_bootstrap, unique, tmp_path, stage, impl, trigger):
-    topics = {SPEED: f"speed-{unique}", FLOW: f"flow-{unique}"}
-    output = f"out-{unique}"
-    create_topics(kafka_bootstrap, list(topics.values()), partitions=2)
-    create_topics(kafka_bootstrap, [output])
-    run_dir = tmp_path / "run"
+CASES = [
+    ("ingest", "builtin", "processing-time"),
+    ("ingest", "builtin", "real-time"),
+    ("parse", "builtin", "processing-time"),
+    ("join", "builtin", "processing-time"),
+    ("tumbling", "builtin", "processing-time"),
+    ("tumbling", "custom", "processing-time"),
+    ("sliding", "builtin", "processing-time"),
+    ("sliding", "custom", "processing-time"),
+]
+
+
+@dataclass
+class Job:
+    """A ``stagebench pipeline`` process of one case, its topics and run directory."""
+
+    process: subprocess.Popen
+    topics: dict[str, str]
+    output: str
+    run_id: str
+    run_dir: Path
+
+
+def start_job(bootstrap: str, home: Path, stage: str, impl: str, trigger: str) -> Job:
+    run_id = uuid.uuid4().hex[:10]
+    topics = {SPEED: f"speed-{run_id}", FLOW: f"flow-{run_id}"}
+    output = f"out-{run_id}"
+    create_topics(bootstrap, list(topics.values()), partitions=2)
+    create_topics(bootstrap, [output])
+    run_dir = home / "run"
     command = [
         sys.executable, "-m", "stagebench", "pipeline",
         "--stage", stage, "--impl", impl,
         "--speed-topic", topics[SPEED], "--flow-topic", topics[FLOW],
-        "--output-topic", output, "--run-id", unique, "--run-dir", str(run_dir),
-        "--bootstrap", kafka_bootstrap, "--master", "local[2]", "--shuffle-partitions", "2",
+        "--output-topic", output, "--run-id", run_id, "--run-dir", str(run_dir),
+        "--bootstrap", bootstrap, "--master", "local[2]", "--shuffle-partitions", "2",
         "--trigger", trigger,
     ]  # fmt: skip
     if trigger == "real-time":  # a task slot per input partition (2 topics x 2)
         command += ["--master", "local[4]"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return Job(process, topics, output, run_id, run_dir)
+
+
+@pytest.fixture(scope="module")
+def jobs(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Job]]:
+    """The job of a case, started while the case before it runs: a job's start (a JVM,
+    the session, the query) took most of its test, about 40 s on two cores. Each test
+    stops its own job; any job started ahead and not taken is stopped at the end."""
+    ahead: dict[tuple, Job] = {}
+
+    def take(case: tuple) -> Job:
+        job = ahead.pop(case, None) or start_job(
+            kafka_bootstrap, tmp_path_factory.mktemp("job"), *case
+        )
+        following = CASES[CASES.index(case) + 1 : CASES.index(case) + 2]
+        for case_ahead in following:
+            if case_ahead not in ahead:
+                ahead[case_ahead] = start_job(
+                    kafka_bootstrap, tmp_path_factory.mktemp("job"), *case_ahead
+                )
+                OUTLIVING.add(ahead[case_ahead].process.pid)
+        return job
+
+    try:
+        yield take
+    finally:
+        for job in ahead.values():
+            job.process.kill()
+            job.process.communicate()
+
+
+@pytest.mark.parametrize(("stage", "impl", "trigger"), CASES)
+def test_stage_writes_expected_outputs(jobs, kafka_bootstrap, stage, impl, trigger):
+    job = jobs((stage, impl, trigger))
+    process, topics, output, unique, run_dir = (
+        job.process, job.topics, job.output, job.run_id, job.run_dir
+    )  # fmt: skip
     try:
         wait_until_ready(process, run_dir)
         # event time starts at the current second, as the publisher's does

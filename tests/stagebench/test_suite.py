@@ -6,7 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from evaluator.compare import compare
+from ground.errors import StagebenchError
 from stagebench import suite
+from stagebench.commands.compare import suite_runs
 from stagebench.console import Console
 from stagebench.settings import RunConfig
 
@@ -89,3 +92,51 @@ def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
     assert all(r["increment_p50_significant"] is None for r in doc["stages"])
     rounds = [r["increment_p50_rounds"] for r in doc["stages"]]
     assert rounds[0] is None and [len(r) for r in rounds[1:]] == [1, 1]
+
+
+def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
+    fake_runs, monkeypatch, tmp_path
+):
+    succeed, tried = suite.execute, []
+
+    def execute(run, settings, console):
+        if run.stage == "join" and fake_runs.count("join") == 1 and not tried:
+            tried.append(run.stage)
+            fake_runs.append("join (failed)")
+            raise StagebenchError("the job exited")
+        return succeed(run, settings, console)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    out = io.StringIO()
+    result = suite.run_suite(
+        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(out), seed=11
+    )
+    assert len(fake_runs) == 9 and fake_runs.count("join (failed)") == 1
+    [failed] = result.failed
+    assert failed["stage"] == "join" and failed["error"] == "the job exited"
+    join = result.comparison.rows[2]
+    assert join["run_rounds"] == [r for r in (1, 2, 3) if r != failed["round"]]
+    # paired by round: the round without a join has no difference
+    assert len(join["increment_p50_rounds"]) == 2
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert doc["failed"] == [failed]
+    assert (
+        "Failed, so missing from the table: round"
+        in (result.suite_dir / "comparison.md").read_text()
+    )
+    assert "failed: the job exited" in out.getvalue()
+
+
+def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
+    result = suite.run_suite(
+        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(io.StringIO()), seed=5
+    )
+    run_dirs, rounds = suite_runs([result.suite_dir])
+    assert sorted(rounds) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    again = compare(run_dirs, rounds=rounds).rows
+    assert [r["increment_p50_rounds"] for r in again] == [
+        r["increment_p50_rounds"] for r in result.comparison.rows
+    ]
+    # run directories one by one: independent runs, no rounds
+    assert suite_runs(run_dirs) == (run_dirs, None)
+    assert compare(run_dirs).rows[2]["increment_p50_method"] == "welch"
