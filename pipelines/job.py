@@ -6,8 +6,7 @@ A run hands the job its configuration as JSON: the bench writes
 ``spark-submit pipelines/job.py --config pipeline.json`` runs the same job (the
 config's ``master`` wins over spark-submit's). Under spark-submit the JVM runs
 before the session is built, so the Kafka connector must come on the command
-line: ``--jars`` with the jars of
-``ground.jvm.ivy.resolve([ground.jvm.spark.kafka_connector()])`` joined by
+line: ``--jars`` with the jars of ``ground.jvm.spark.connector_jars()`` joined by
 commas (checked), or ``--packages`` where Ivy can reach Maven Central.
 
 The run directory receives ``engine_progress.jsonl`` (listener events) and
