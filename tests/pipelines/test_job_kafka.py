@@ -421,13 +421,12 @@ def jobs(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Job]]:
         job = ahead.pop(case, None) or start_job(
             kafka_bootstrap, tmp_path_factory.mktemp("job"), *case
         )
-        following = CASES[CASES.index(case) + 1 : CASES.index(case) + 2]
-        for case_ahead in following:
-            if case_ahead not in ahead:
-                ahead[case_ahead] = start_job(
-                    kafka_bootstrap, tmp_path_factory.mktemp("job"), *case_ahead
-                )
-                OUTLIVING.add(ahead[case_ahead].process.pid)
+        following = CASES.index(case) + 1
+        if following < len(CASES) and CASES[following] not in ahead:
+            ahead[CASES[following]] = start_job(
+                kafka_bootstrap, tmp_path_factory.mktemp("job"), *CASES[following]
+            )
+            OUTLIVING.add(ahead[CASES[following]].process.pid)
         return job
 
     try:
