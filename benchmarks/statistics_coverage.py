@@ -12,8 +12,8 @@ Spark; seeded, so two runs print the same figures. Four measurements:
 - ``steady``: per-second p50 of 100 ms whose AR(1) wander (φ = 0.8) has an sd of
   ``jitter`` of it, flat or rising 20 % over the period; the shares of each verdict.
   Targets: on flat series "rising" or "falling" (a false alarm) ≤ 10 %; on a 20 % rise
-  "steady" ≤ 10 % (detected ≥ 90 %). With the 10 % jitter the issue's figures came from,
-  60 s cannot tell a 10 % drift from the wander: most verdicts are "undetermined".
+  "steady" ≤ 10 % (detected ≥ 90 %). With a 10 % jitter, 60 s cannot tell a 10 % drift
+  from the wander: most verdicts are "undetermined".
 - ``warmup``: a per-second p50 still falling 15 %/min (the same jitter), looked at as the
   runner looks (:func:`evaluator.steady.is_settled` every 2 s from 240 to 300 s, windows
   of 60 s): the share whose warm-up ended although the latency still fell. Target:

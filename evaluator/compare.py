@@ -51,6 +51,7 @@ from scipy import stats
 from evaluator import plots
 from evaluator.confidence import LEVEL, runs_interval
 from evaluator.latency import IN_RANGE, LATENCY
+from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError
 from ground.stages import STAGES
@@ -210,7 +211,7 @@ def compare(
     - p50_ci95, p99_ci95: [lo, hi], 95 % interval of the row's percentile, and
       ci_method: :data:`WITHIN_RUN` (one run: its summary's ``confidence``) or
       :data:`ACROSS_RUNS` (two or more: Student-t over the runs' values);
-      None when unknown (runs evaluated before intervals were recorded);
+      None when unknown (the runs' summaries have no interval);
     - for p50 and p99, the increment's test (:func:`increment`):
       increment_pXX_ci95 ([lo, hi], unadjusted 95 %), increment_pXX_method
       (:data:`PAIRED`, :data:`WELCH` or :data:`WITHIN_RUN`), increment_pXX_p
@@ -246,40 +247,31 @@ def compare(
     return Comparison(rows, found)
 
 
-def read_summary(run_dir: Path) -> Any:
-    """summary.json of ``run_dir``; EvaluationError naming the file when missing or not JSON."""
-    path = Path(run_dir) / rundir.SUMMARY
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError as err:
-        raise EvaluationError(f"{path} not found: evaluate the run first") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise EvaluationError(f"{path} is not valid JSON: {err}") from err
-
-
 def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
-    """stage, impl, p50, p95, p99, run_dir, warnings, steady, p50_ci95 and p99_ci95
-    of one evaluated run (``summary``: its summary.json, read when not given).
+    """stage, impl, p50, p95, p99, run_dir, warnings, steady, p50_ci95, p99_ci95 and
+    pace_ms of one evaluated run (``summary``: its summary.json, read when not given).
 
-    EvaluationError naming the file when summary.json is missing, not JSON, or
-    not a summary this version understands (foreign or older schema). Runs
-    evaluated before intervals and steadiness were recorded have None there.
+    EvaluationError naming the file when summary.json is missing, not JSON, of another
+    schema version (:func:`evaluator.summary_file.read_summary`) or without the keys that
+    version has. Intervals are None where the summary has none (the Spark engine, a
+    period too short for its sections), steadiness where it has no verdict, the pace
+    for a run not made by ``stagebench run``.
     """
     path = Path(run_dir) / rundir.SUMMARY
     if summary is None:
         summary = read_summary(run_dir)
     try:
         run, lat = summary["run"], summary["latency_ms"]
-        confidence = summary.get("confidence") or {}
+        confidence = summary["confidence"] or {}
         row = {
             "stage": run["stage"],
-            "impl": run.get("impl") or BASELINE_IMPL,
+            "impl": run["impl"],
             **{q: _number(lat[q]) for q in QUANTILES},
             "run_dir": str(run_dir),
-            "warnings": [str(w) for w in _list(summary.get("warnings"), "warnings")],
-            "steady": _verdict(summary.get("steady_state")),
+            "warnings": [str(w) for w in _list(summary["warnings"], "warnings")],
+            "steady": _verdict(summary["steady_state"]),
             **{f"{q}_ci95": _bounds(confidence.get(q), q) for q in CI_QUANTILES},
-            "pace_ms": run_pace((summary.get("machine") or {}).get("pace")),
+            "pace_ms": run_pace((summary["machine"] or {}).get("pace")),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise EvaluationError(
@@ -293,7 +285,7 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
 
 def run_pace(pace: Any) -> float | None:
     """One run's pace, ms: the mean of its timings before and after (either alone when
-    the other is missing); None for runs made before pace was recorded."""
+    the other is missing); None without one (a run not made by ``stagebench run``)."""
     values = [_number(pace.get(k)) for k in ("before_ms", "after_ms")] if pace else []
     known = [v for v in values if v]
     return round(statistics.fmean(known), 2) if known else None
@@ -308,8 +300,6 @@ def _number(value: Any) -> float | None:
 
 
 def _list(value: Any, name: str) -> list:
-    if value is None:
-        return []
     if not isinstance(value, list):
         raise ValueError(f"{name} {value!r}")
     return value
@@ -602,8 +592,6 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
 
 def _settings(summary: Any) -> dict[str, Any]:
     """The compared settings of one summary: name → value (numbers as floats)."""
-    if not isinstance(summary, dict):
-        return {}
     run = summary.get("run") or {}
     out = {key: run[key] for key in RUN_KEYS if key in run}
     config = summary.get("config") or {}
@@ -773,7 +761,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     if methods:
         intervals = ["[lo–hi]: 95 % interval;", *(explained[m] for m in sorted(methods))]
     else:
-        intervals = ["no intervals: the runs were evaluated before intervals were recorded"]
+        intervals = ["no intervals: the runs' summaries have none (Spark engine, short period)"]
     judged = {r.get(f"increment_{q}_method") for r in rows for q in CI_QUANTILES}
     how = {
         PAIRED: "in rounds: [lo–hi] Student-t on the per-round differences;",

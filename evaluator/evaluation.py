@@ -38,6 +38,7 @@ from evaluator.reader import KIND, MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_l
 from evaluator.run_info import RunInfo
 from evaluator.spark_engine import evaluate_frames
 from evaluator.steady import steady_state
+from evaluator.summary_file import SCHEMA_VERSION
 from evaluator.throughput import peak_output, throughput
 from ground import contract as s
 from ground.config import as_dict
@@ -47,8 +48,6 @@ from ground.kafka.topics import check_topics
 from ground.stages import stage
 
 log = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 1
 
 
 def evaluate(

@@ -6,6 +6,7 @@ overwritten unless asked):
 - ``summary.json``: every number, the run's metadata and configuration;
 - ``latencies.parquet``: one row per valid output (broker timestamp, input
   timestamps, both latencies, ``in_range`` of the measured period, identity);
+- ``latencies.hlog``: the measured latencies as an HdrHistogram log (:mod:`evaluator.hdrlog`);
 - ``timeseries.csv``: per broker second, inputs, outputs, p50/p99 latency;
 - ``latency_hist.png``, ``latency_cdf.png``, ``timeseries.png`` and
   ``report.md`` embedding them with the tables (and, after bursts or faults, the
@@ -21,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evaluator import plots
+from evaluator import hdrlog, plots
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.stats import STAT_KEYS
@@ -53,6 +54,13 @@ def write(
             result["latencies"] = pd.read_parquet(
                 out_dir / rundir.LATENCIES, columns=[LATENCY, IN_RANGE, EXPLAINED]
             )
+    if latencies is not None or "write_latencies" in result:
+        run = summary["run"]
+        hdrlog.write(
+            out_dir / rundir.LATENCY_HLOG,
+            *hdrlog.measured(out_dir / rundir.LATENCIES),
+            f"run {run['id']}, stage {run['stage']} ({run['impl']})",
+        )
     result["timeseries"].to_csv(out_dir / rundir.TIMESERIES, index=False)
     images: list[Path] = []
     if config.plots:

@@ -23,3 +23,7 @@ KAFKA_IMAGE = "STAGEBENCH_KAFKA_IMAGE"
 
 TEST_DOCKER = "STAGEBENCH_TEST_DOCKER"
 """``required``: a test marked ``docker`` fails, not skips, where Docker or its image is missing."""
+
+TEST_BROWSER = "STAGEBENCH_TEST_BROWSER"
+"""``required``: a test marked ``browser`` fails, not skips, where Chromium or its driver is
+missing."""

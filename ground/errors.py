@@ -42,4 +42,4 @@ class PublishError(StagebenchError):
 
 
 class EvaluationError(StagebenchError):
-    """A run's outputs could not be evaluated."""
+    """A run's outputs could not be evaluated, or its summary could not be read back."""

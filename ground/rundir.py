@@ -35,6 +35,8 @@ PROGRESS: Final = "engine_progress.jsonl"
 # the evaluator's
 SUMMARY: Final = "summary.json"
 LATENCIES: Final = "latencies.parquet"
+LATENCY_HLOG: Final = "latencies.hlog"
+"""The measured latencies as an HdrHistogram log, one interval histogram per broker second."""
 TIMESERIES: Final = "timeseries.csv"
 REPORT: Final = "report.md"
 TIMESERIES_PLOT: Final = "timeseries.png"
@@ -52,3 +54,7 @@ COMPARE_DISTRIBUTIONS: Final = "compare_distributions.png"
 CAPACITY: Final = "capacity.json"
 CAPACITY_MD: Final = "capacity.md"
 CAPACITY_PLOT: Final = "capacity.png"
+
+# every results directory: a run's, a suite's and a capacity search's, written by the bench
+REPORT_HTML: Final = "report.html"
+"""One self-contained page of the directory's results, its plots' scripts embedded."""

@@ -49,10 +49,6 @@ class Stage:
     def impls(self) -> tuple[Impl, ...]:
         return IMPLS if self.custom else ("builtin",)
 
-    def reaches(self, other: str) -> bool:
-        """Whether this stage's pipeline includes ``other`` (the ladder is cumulative)."""
-        return self.order >= stage(other).order
-
 
 _RECORD_ID = (c.SOURCE_TOPIC, c.SOURCE_PARTITION, c.SOURCE_OFFSET)
 _WINDOW_ID = (c.LOCATION_ID, c.WINDOW_START)

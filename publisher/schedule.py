@@ -117,10 +117,6 @@ class Schedule:
         found = [w for c in self.components if isinstance(c, Bursts) for w in c.windows(until_s)]
         return sorted(found)
 
-    def messages_per_tick(self, ticks: int) -> list[int]:
-        """Messages (two per pair) due in each of the first ``ticks`` ticks."""
-        return [2 * len(self.tick_offsets(k)) for k in range(ticks)]
-
 
 def constant(
     pairs_per_s: float,

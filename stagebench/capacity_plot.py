@@ -13,12 +13,12 @@ lowest unsustainable one, each from its run directory, on the time of its
 measured period (0 is where it starts; the lead-in and warm-up before).
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from evaluator.summary_file import read_summary
 from ground import rundir
 from stagebench.capacity import pass_band
 
@@ -153,11 +153,13 @@ def _trace(probe: dict[str, Any]) -> dict[str, Any] | None:
     run_dir = Path(probe["run_dir"])
     try:
         series = pd.read_csv(run_dir / rundir.TIMESERIES).dropna(subset=["latency_p50_ms"])
-        summary = json.loads((run_dir / rundir.SUMMARY).read_text())
     except (OSError, ValueError):  # a probe whose evaluation failed has no series to draw
         return None
+    if not (run_dir / rundir.SUMMARY).is_file():  # nor one whose evaluation stopped midway
+        return None
+    summary = read_summary(run_dir)
     period = summary["period"]
-    steady = summary.get("steady_state") or {}
+    steady = summary["steady_state"] or {}
     slope = steady.get("slope_ms_per_min")
     trend = f"{steady['verdict']} {slope:+,.0f} ms/min" if slope is not None else "no trend"
     return {

@@ -1,9 +1,10 @@
 """The ``stagebench`` command: every subcommand's options in this one parser module.
 
-The parser is cheap to build (it imports only the configuration modules, for
-defaults and choices); each command's handler lives in
-:mod:`stagebench.commands` and is imported only when its command runs, so
-``--help`` stays fast and pyspark or pandas load only where they are used.
+The parser is cheap to build: for defaults and choices it imports only the
+configuration dataclasses, the stage, workload and fault tables and the option
+tables the handlers share (:mod:`stagebench.options`). Each command's handler
+lives in :mod:`stagebench.commands` and is imported only when its command runs,
+so ``--help`` loads neither pandas, numpy nor pyspark (a test asserts it).
 This module is the one place that turns a :class:`StagebenchError` into
 ``ERROR: …`` and an exit code.
 """
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evaluator.config import SETTLE_WINDOWS, EvaluatorConfig
+from evaluator.config import EvaluatorConfig
 from ground import envvars
 from ground.errors import StagebenchError
 from ground.kafka import MAX_BROKERS
@@ -27,7 +28,7 @@ from pipelines.config import PipelineConfig
 from publisher.config import DEFAULT_RATE, PublisherConfig
 from publisher.workload import NAMES as WORKLOADS
 from stagebench import __version__
-from stagebench.faults import FAULTS
+from stagebench.options import PIPELINE_TUNING, RUN_OPTIONS
 from stagebench.probe_settings import (
     PROBE_DEFAULTS,
     PROBE_DURATION_S,
@@ -55,51 +56,8 @@ def _handler(parser: argparse.ArgumentParser, target: str) -> None:
     parser.set_defaults(handler=target)
 
 
-def _warmup(text: str) -> float | str:
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected auto or seconds, got {text!r}") from err
-
-
 _R = RunConfig()
-# (option, [run] key, type, help); no argparse default, so the config file's value or
-# RunConfig's stays unless the option is given
-RUN_OPTIONS: list[tuple[str, str, Any, str]] = [
-    ("--rate", "rate", float, f"messages/s over both input topics (default: {_R.rate:g})"),
-    ("--duration", "duration_s", float, f"measured seconds per run (default: {_R.duration_s:g})"),
-    ("--warmup", "warmup_s", _warmup, "warm-up before the measured period, whose outputs are "
-     "left out: seconds, or auto: until the per-second median latency changes by less "
-     f"than 10 %% in each of {SETTLE_WINDOWS} windows of {_R.settle_window_s:g} s in a row "
-     f"(default: {_R.warmup_s})"),
-    ("--warmup-max", "warmup_max_s", float, f"longest auto warm-up, seconds "
-     f"(default: {_R.warmup_max_s:g})"),
-    ("--warmup-min", "warmup_min_s", float, "shortest auto warm-up, seconds: the JIT can "
-     f"plateau before its next drop (default: {_R.warmup_min_s:g})"),
-    ("--lead-in", "lead_in_s", float, "seconds published at half the rate before the warm-up, "
-     "so the job warms up without a start-up backlog; latency workload only "
-     f"(default: {_R.lead_in_s:g})"),
-    ("--tail", "tail_s", float, f"seconds published after the measured period "
-     f"(default: {_R.tail_s:g})"),
-    ("--partitions", "partitions", int, f"partitions per topic (default: {_R.partitions})"),
-    ("--leader", "leader", int, "broker id that leads every partition of the run's topics "
-     "(default: the lowest)"),
-    ("--replication", "replication", int, "replicas per partition of the run's topics, "
-     "min.insync.replicas one less (default: the broker count, at most 3)"),
-    ("--fault", "fault", str, f"inject a fault into the measured period: {', '.join(FAULTS)} "
-     "(docs/method.md#faults; default: none)"),
-    ("--fault-at", "fault_at_s", float, "seconds into the measured period the fault comes; "
-     f"the period goes on for --duration minus this after it (default: {_R.fault_at_s:g})"),
-    ("--fault-down", "fault_down_s", float, "seconds a broker fault keeps the broker down "
-     f"(default: {_R.fault_down_s:g})"),
-    ("--master", "master", str, f"Spark master, e.g. spark://host:7077 (default: {_R.master})"),
-    ("--checkpoint-root", "checkpoint_root", str,
-     "Spark checkpoint location every cluster node reaches (default: the run directory)"),
-    ("--results", "results_dir", str,
-     f"directory for run directories (default: {_R.results_dir})"),
-]  # fmt: skip
+_P = PipelineConfig.__dataclass_fields__
 
 
 def add_run_arguments(
@@ -136,43 +94,6 @@ def add_run_arguments(
         metavar = option.lstrip("-").upper().replace("-", "_")
         parser.add_argument(option, dest=key, metavar=metavar, type=kind, help=help_text)
     add_bootstrap(parser)
-
-
-def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
-    """The command line's ``[run]`` values (only those given)."""
-    keys = [key for _, key, _, _ in RUN_OPTIONS] + ["impl", "workload", "bootstrap"]
-    values = {key: getattr(args, key, None) for key in keys} | extra
-    return {"run": {key: value for key, value in values.items() if value is not None}}
-
-
-_P = PipelineConfig.__dataclass_fields__
-# (option, PipelineConfig field, type, help) of ``stagebench pipeline``
-PIPELINE_TUNING: list[tuple[str, str, Any, str]] = [
-    ("--trigger", "trigger", str, "processing-time or real-time (Spark real-time mode; "
-     "ingest and parse only) (default: processing-time)"),
-    ("--real-time-checkpoint", "real_time_checkpoint", str,
-     "real-time mode checkpoint interval, a Spark interval such as '10 seconds' "
-     "(minimum 5 s; not a latency) (default: 5 minutes)"),
-    ("--trigger-interval-ms", "trigger_interval_ms", int,
-     "processing-time trigger interval (default: 0, next batch at once)"),
-    ("--shuffle-partitions", "shuffle_partitions", int,
-     "spark.sql.shuffle.partitions (default: number of cores)"),
-    ("--watermark-delay-ms", "watermark_delay_ms", int,
-     f"allowed lateness of the observation time (default: {_P['watermark_delay_ms'].default})"),
-    ("--join-range-ms", "join_range_ms", int,
-     f"event-time range of the join condition (default: {_P['join_range_ms'].default})"),
-    ("--max-offsets-per-trigger", "max_offsets_per_trigger", int,
-     "Kafka source maxOffsetsPerTrigger (default: unlimited)"),
-    ("--starting-offsets", "starting_offsets", str, "earliest or latest (default: earliest)"),
-    ("--window-length-ms", "window_length_ms", int,
-     f"sliding window length (default: {_P['window_length_ms'].default})"),
-    ("--window-slide-ms", "window_slide_ms", int,
-     f"sliding window slide (default: {_P['window_slide_ms'].default})"),
-    ("--lookback-short-ms", "lookback_short_ms", int,
-     f"short-term change lookback (default: {_P['lookback_short_ms'].default})"),
-    ("--lookback-long-ms", "lookback_long_ms", int,
-     f"long-term change lookback (default: {_P['lookback_long_ms'].default})"),
-]  # fmt: skip
 
 
 # --- one function per command ---------------------------------------------------------
@@ -541,6 +462,28 @@ def _compare(sub: argparse._SubParsersAction) -> None:
     _handler(parser, "compare:run")
 
 
+def _report(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="write report.html for results directories (runs, suites, capacity searches)",
+        description="Draw one self-contained page, report.html, into each results directory "
+        "given: a run's (latency through the warm-up and the measured period, its "
+        "distribution, throughput, resources, warnings, conditions, configuration), a suite's "
+        "(the stage ladder and its runs together) or a capacity search's (the probes on the "
+        "offered rate and the deciding probes through time). The plots are interactive and "
+        "their scripts embedded, so the page opens offline. run, suite, capacity and evaluate "
+        "write it themselves; this draws it again, from the directory's files alone.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="results directories: runs, suites, capacity searches (default: none; one at least)",
+    )
+    _handler(parser, "report:run")
+
+
 def _run(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "run",
@@ -699,8 +642,8 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
     _handler(parser, "capacity:run")
 
 
-COMMANDS = (_broker, _topics, _smoke, _publish, _pipeline, _evaluate, _compare, _run, _suite,
-            _capacity, _config)  # fmt: skip
+COMMANDS = (_broker, _topics, _smoke, _publish, _pipeline, _evaluate, _compare, _report, _run,
+            _suite, _capacity, _config)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Progress for people: numbered steps, progress bars, warnings and tables, through rich.
+"""Progress for people: numbered steps, progress bars and warnings, through rich.
 
 Everything goes to stderr so stdout stays for results. On a terminal a task
 shows a live bar with its rate and the time left; elsewhere (CI, pipes) it is a
@@ -8,7 +8,7 @@ plain line at most every few seconds, so logs stay readable.
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -22,7 +22,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 PLAIN_EVERY_S = 5.0
 
@@ -85,12 +84,3 @@ class Console:
                   flush=True)  # fmt: skip
 
         return update
-
-    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], title: str = "") -> None:
-        """Right-aligned columns, as rich draws them (on stdout: a table is a result)."""
-        table = Table(title=title or None, show_edge=False, header_style="bold")
-        for name in header:
-            table.add_column(name, justify="right")
-        for row in rows:
-            table.add_row(*row)
-        RichConsole(highlight=False).print(table)

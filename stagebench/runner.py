@@ -52,7 +52,7 @@ from publisher.producer import publish
 from publisher.sizing import derive, schedule
 from publisher.summary import ProgressSnapshot
 from publisher.workload import workload
-from stagebench import pace, resources
+from stagebench import html_report, pace, resources
 from stagebench.console import Console
 from stagebench.engine import Engine
 from stagebench.fault_injection import embedded_broker_of, kill_one_executor
@@ -83,6 +83,8 @@ FAILED_STOP_TIMEOUT_S = 15.0
 class RunResult:
     run_dir: Path
     summary: dict[str, Any]
+    page: html_report.Page | None = None
+    """The run's report.html."""
 
 
 def run_dir_name(stage: str, run_id: str, now: datetime | None = None) -> str:
@@ -308,7 +310,10 @@ class Run:
             raise
         finally:
             self._shutdown(status)
-        return RunResult(self.dir, self._evaluate())
+        summary = self._evaluate()
+        page = html_report.write(self.dir)
+        self.console.step(f"wrote {page.describe()}")
+        return RunResult(self.dir, summary, page)
 
     def _lead_in(self) -> None:
         if self.publisher.lead_in_s:

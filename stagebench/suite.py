@@ -24,6 +24,7 @@ from evaluator.compare import Comparison, compare, plot, to_markdown
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
+from stagebench import html_report
 from stagebench.console import Console
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings
@@ -62,14 +63,16 @@ def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order
 @dataclass(frozen=True)
 class SuiteResult:
     """The suite directory, its comparison, its order, the runs with missing
-    outputs or outputs that contradict their inputs (not trusted) and the runs that
-    failed (round, stage, impl, error)."""
+    outputs or outputs that contradict their inputs (not trusted), the runs that
+    failed (round, stage, impl, error) and the suite's page."""
 
     suite_dir: Path
     comparison: Comparison
     order: Order
     incomplete: list[Path]
     failed: list[dict]
+    page: html_report.Page
+    """The suite's report.html."""
 
 
 def run_suite(
@@ -140,4 +143,5 @@ def run_suite(
     (suite_dir / rundir.COMPARISON_MD).write_text(
         f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n{pictures}\n"
     )
-    return SuiteResult(suite_dir, comparison, order, incomplete, failed)
+    page = html_report.write(suite_dir)
+    return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)

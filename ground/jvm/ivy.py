@@ -92,11 +92,11 @@ def resolve(coordinates: list[str]) -> list[Path]:
         ]
         detail = "; ".join(problems[-5:]) or proc.stderr.strip()[-500:]
         raise ResolveError(f"Ivy could not resolve {', '.join(coordinates)}: {detail}")
-    jars = sorted(p.name for p in target.glob("*.jar"))
-    if not jars:
+    names = sorted(p.name for p in target.glob("*.jar"))
+    if not names:
         raise ResolveError(f"Ivy resolved {', '.join(coordinates)} but retrieved no jar")
-    marker.write_text("\n".join(jars) + "\n")
-    return [target / name for name in jars]
+    marker.write_text("\n".join(names) + "\n")
+    return [target / name for name in names]
 
 
 def classpath(jars: list[Path]) -> str:

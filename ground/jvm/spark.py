@@ -87,7 +87,9 @@ def base_conf(master: str) -> dict[str, str]:
     }
 
 
-def build_session(app_name: str, master: str = "local[2]", conf: Mapping[str, str] | None = None):
+def build_session(
+    app_name: str, master: str = "local[2]", conf: Mapping[str, str] | None = None
+) -> SparkSession:
     """A SparkSession for ``master`` with the Kafka connector; SparkError if it cannot start."""
     java_executable()  # a clear message instead of a gateway error when Java is missing
     # pandas-based operators start Python workers: they must use this interpreter

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -169,7 +169,7 @@ def cluster_id() -> str:
 
 
 def wait_until_reachable(
-    bootstrap: str, timeout_s: float, alive=lambda: True, brokers: int = 1
+    bootstrap: str, timeout_s: float, alive: Callable[[], bool] = lambda: True, brokers: int = 1
 ) -> None:
     """Block until Kafka answers a metadata request listing at least ``brokers`` brokers;
     BrokerError after the timeout or when ``alive()`` turns False."""
@@ -318,7 +318,7 @@ class EmbeddedBroker:
         self._started_here = running is None
         return state
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._started_here:
             self.stop()
 

@@ -12,7 +12,8 @@ LOOPBACK = "127.0.0.1"
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((LOOPBACK, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def ensure_free(port: int) -> None:

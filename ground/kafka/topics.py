@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, NewTopic
 
 from ground.errors import BrokerError, TopicError
 from ground.kafka import MAX_MESSAGE_BYTES
@@ -31,7 +31,7 @@ def admin_client(bootstrap: str) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
 
 
-def _metadata(admin: AdminClient, bootstrap: str = "the broker"):
+def _metadata(admin: AdminClient, bootstrap: str = "the broker") -> ClusterMetadata:
     try:
         return admin.list_topics(timeout=TIMEOUT_S)
     except KafkaException as err:
@@ -190,7 +190,7 @@ def leader_problems(leaders: dict[str, list[int]], leader: int | None = None) ->
     return problems
 
 
-def partition_leaders(metadata, names: list[str]) -> dict[str, list[int]]:
+def partition_leaders(metadata: ClusterMetadata, names: list[str]) -> dict[str, list[int]]:
     """Leader broker of every partition of ``names`` (-1: none), from cluster metadata."""
     leaders = {}
     for name in names:

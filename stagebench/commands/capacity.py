@@ -13,6 +13,7 @@ from ground.config import from_mapping
 from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
+from stagebench import html_report
 from stagebench.capacity import (
     PASS_HALF_WIDTH,
     PROBE_DRAIN_GRACE_S,
@@ -27,9 +28,9 @@ from stagebench.capacity import (
     search,
 )
 from stagebench.capacity_plot import plot
-from stagebench.cli import run_overrides
 from stagebench.console import Console
 from stagebench.metadata import machine, versions
+from stagebench.options import run_overrides
 from stagebench.probe_settings import PROBE_DEFAULTS, PROBE_EVALUATOR_DEFAULTS
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, load
@@ -109,7 +110,8 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
     doc["dir"] = str(out)
     doc["growth"] = args.growth
     doc["probe"] = {key: getattr(probe_base, key) for key in PROBE_KEYS}
-    write(out, doc)
+    page = write(out, doc)
+    print(f"report: {page.describe()}")
     return doc
 
 
@@ -171,10 +173,12 @@ def _fit_fields(fit: PassFit | None) -> dict[str, Any]:
     }
 
 
-def write(out: Path, doc: dict[str, Any]) -> None:
+def write(out: Path, doc: dict[str, Any]) -> html_report.Page:
+    """capacity.json, capacity.png, capacity.md and the search's report.html."""
     (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     image = plot(doc, out / rundir.CAPACITY_PLOT)
     (out / rundir.CAPACITY_MD).write_text(report(doc, image))
+    return html_report.write(out)
 
 
 def _headline(doc: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 import json
 
 from ground.config import from_mapping
-from stagebench.cli import run_overrides
+from stagebench.options import run_overrides
 from stagebench.settings import RunConfig, effective, load
 
 

@@ -13,6 +13,7 @@ from ground import rundir
 from ground.config import from_mapping
 from ground.errors import EvaluationError
 from ground.kafka.resolve import resolve
+from stagebench.html_report import write as write_page
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for warning in summary["warnings"]:
         print(f"WARNING: {warning}")
+    print(f"report: {write_page(Path(out_dir)).describe()}")
     return 0
 
 

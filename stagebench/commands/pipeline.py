@@ -14,8 +14,8 @@ from ground.errors import ConfigError
 from ground.kafka.resolve import resolve
 from pipelines import job, process
 from pipelines.config import PipelineConfig
-from stagebench.cli import PIPELINE_TUNING
 from stagebench.engine import write_pipeline_config
+from stagebench.options import PIPELINE_TUNING
 
 
 def _spark_conf(pairs: list[str]) -> dict[str, str]:

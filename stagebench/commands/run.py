@@ -1,7 +1,7 @@
 """``stagebench run``: one complete benchmark run of one stage."""
 
 from ground.config import from_mapping
-from stagebench.cli import run_overrides
+from stagebench.options import run_overrides
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, load
 from stagebench.summary_table import format_runs
@@ -12,6 +12,8 @@ def run(args) -> int:
     config = from_mapping(RunConfig, settings.section("run"), "run")
     result = execute(config, settings)
     print(format_runs([result.summary]))
+    if result.page is not None:
+        print(f"\nreport: {result.page.describe()}")
     print(f"\nresults: {result.run_dir}")
     summary = result.summary
     return 1 if summary["trusted"] is False or summary["records"]["missing"] else 0

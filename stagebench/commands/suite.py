@@ -7,9 +7,9 @@ from evaluator.compare import format_table
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import STAGES, stage
-from stagebench.cli import run_overrides
 from stagebench.console import Console
 from stagebench.faults import ENGINE_FAULTS
+from stagebench.options import run_overrides
 from stagebench.settings import RunConfig, load
 from stagebench.suite import run_suite
 
@@ -39,6 +39,7 @@ def run(args) -> int:
     print(format_table(suite.comparison))
     print(f"\norder (seed {suite.order.seed}):")
     print("\n".join(f"  {line}" for line in suite.order.lines()))
+    print(f"\nreport: {suite.page.describe()}")
     print(f"\nsuite results: {suite.suite_dir}")
     for run_dir in suite.incomplete:
         print(

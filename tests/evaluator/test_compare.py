@@ -15,7 +15,17 @@ from evaluator.compare import (
     to_markdown,
     welch,
 )
+from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import EvaluationError
+
+NOTHING_MORE = {
+    "schema_version": SCHEMA_VERSION,
+    "warnings": [],
+    "confidence": None,
+    "steady_state": None,
+    "machine": None,
+}
+"""The sections a summary always has, empty: no warnings, intervals, verdict or pace."""
 
 
 def _run(tmp_path, name, stage, impl, p50, p95, p99, run=None, **sections):
@@ -24,6 +34,7 @@ def _run(tmp_path, name, stage, impl, p50, p95, p99, run=None, **sections):
     run_dir = tmp_path / name
     run_dir.mkdir()
     summary = {
+        **NOTHING_MORE,
         "run": {"stage": stage, "impl": impl, **(run or {})},
         "latency_ms": {"p50": p50, "p95": p95, "p99": p99},
         **sections,
@@ -90,27 +101,17 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
 
 
 def test_foreign_summary_is_an_evaluation_error_naming_the_file(tmp_path):
+    latency = {"p50": 1, "p95": 1, "p99": 1}
+    ingest = {**NOTHING_MORE, "run": {"stage": "ingest", "impl": "builtin"}}
     for name, doc in (
-        ("old", {"run": {"stage": "ingest"}, "latency": {"p50": 1}}),
-        ("stage", {"run": {"stage": "window"}, "latency_ms": {"p50": 1, "p95": 1, "p99": 1}}),
-        ("text", {"run": {"stage": "ingest"}, "latency_ms": {"p50": "x", "p95": 1, "p99": 1}}),
+        ("unversioned", {k: v for k, v in ingest.items() if k != "schema_version"}),
+        ("latency", {**ingest, "latency": {"p50": 1}}),
+        ("stage", {**ingest, "run": {"stage": "window", "impl": "builtin"}, "latency_ms": latency}),
+        ("text", {**ingest, "latency_ms": {**latency, "p50": "x"}}),
+        ("warnings", {**ingest, "latency_ms": latency, "warnings": None}),
         ("list", [1, 2]),
-        (
-            "ci",
-            {
-                "run": {"stage": "ingest"},
-                "latency_ms": {"p50": 1, "p95": 1, "p99": 1},
-                "confidence": {"p50": "x", "p99": [1, 2]},
-            },
-        ),
-        (
-            "verdict",
-            {
-                "run": {"stage": "ingest"},
-                "latency_ms": {"p50": 1, "p95": 1, "p99": 1},
-                "steady_state": {"verdict": "wobbly"},
-            },
-        ),
+        ("ci", {**ingest, "latency_ms": latency, "confidence": {"p50": "x", "p99": [1, 2]}}),
+        ("verdict", {**ingest, "latency_ms": latency, "steady_state": {"verdict": "wobbly"}}),
     ):
         run_dir = tmp_path / name
         run_dir.mkdir()
@@ -440,12 +441,13 @@ def test_paired_t_and_mover_on_known_values():
     )
 
 
-def test_old_summaries_without_intervals_or_steadiness_still_compare(tmp_path):
-    old = _run(tmp_path, "old", "ingest", "builtin", 100.0, 150.0, 200.0)
+def test_runs_without_intervals_or_steadiness_still_compare(tmp_path):
+    # the Spark engine computes no intervals; a period too short has no trend either
+    bare = _run(tmp_path, "bare", "ingest", "builtin", 100.0, 150.0, 200.0)
     ci = _ci((110.0, 130.0), (250.0, 270.0))
-    new = _run(tmp_path, "new", "parse", "builtin", 120.0, 170.0, 260.0,
-               confidence=ci, steady_state=_steady("falling"))  # fmt: skip
-    comparison = compare([old, new])
+    full = _run(tmp_path, "full", "parse", "builtin", 120.0, 170.0, 260.0,
+                confidence=ci, steady_state=_steady("falling"))  # fmt: skip
+    comparison = compare([bare, full])
     ingest, parse = comparison.rows
     assert (ingest["p50_ci95"], ingest["ci_method"], ingest["steady"]) == (None, None, [None])
     assert (parse["p50_ci95"], parse["ci_method"]) == ([110.0, 130.0], "within-run")
@@ -457,8 +459,8 @@ def test_old_summaries_without_intervals_or_steadiness_still_compare(tmp_path):
     assert lines[2].split()[:3] == ["ingest", "builtin", "100"]
     assert "+20" in lines[3].split() and "+20 [" not in lines[3] and "n.s." not in lines[3]
     assert "falling" in lines[3]
-    only_old = format_table(compare([old]))
-    assert "no intervals" in only_old
+    only_bare = format_table(compare([bare]))
+    assert "no intervals" in only_bare
 
 
 def test_comparison_rows_keep_the_keys_suite_consumers_read(tmp_path):
@@ -480,7 +482,7 @@ def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
         _run(tmp_path, "i1", "ingest", "builtin", 60.0, 90.0, 120.0, **_paced(40.0, 42.0)),
         _run(tmp_path, "i2", "ingest", "builtin", 62.0, 90.0, 120.0, **_paced(44.0, None)),
         _run(tmp_path, "i3", "ingest", "builtin", 64.0, 90.0, 120.0, **_paced(42.0, 42.0)),
-        # a run made before pace was recorded has none, and does not count
+        # a run not made by `stagebench run` has no pace, and does not count
         _run(tmp_path, "j", "join", "builtin", 500.0, 800.0, 1000.0),
     ]
     comparison = compare(dirs)

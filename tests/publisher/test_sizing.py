@@ -11,6 +11,7 @@ from publisher.codec import check, decode
 from publisher.config import PublisherConfig
 from publisher.sizing import LocationPool, derive, lanes_for_rate, rate_for_lanes, schedule
 from publisher.source import SyntheticSource
+from tests.publisher.ticks import messages_per_tick
 
 
 def test_rate_formula_both_ways():
@@ -80,7 +81,7 @@ def test_config_from_mapping_accepts_lists_and_derives_run_length():
 
 def test_lead_in_publishes_a_share_of_the_lanes_then_all():
     config = PublisherConfig(rate=400, lead_in_s=2, lead_in_share=0.25, duration_s=4)
-    assert schedule(config, derive(config)).messages_per_tick(4) == [100, 100, 400, 400]
+    assert messages_per_tick(schedule(config, derive(config)), 4) == [100, 100, 400, 400]
 
 
 def test_pool_grows_with_distinct_locations_after_the_base():
@@ -159,7 +160,7 @@ def _whole_locations_per_tick(ticks):
 
 
 def _by_tick(config, ticks):
-    sizes = schedule(config, derive(config)).messages_per_tick(ticks)
+    sizes = messages_per_tick(schedule(config, derive(config)), ticks)
     out = publish_ticks(config, ticks)
     starts = [sum(sizes[:k]) for k in range(ticks + 1)]
     assert len(out) == starts[-1]

@@ -6,6 +6,7 @@ import json
 import pandas as pd
 from matplotlib.image import imread
 
+from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from stagebench.capacity import fit_pass
 from stagebench.capacity_plot import _tick_labels, deciding_probes, plot
@@ -35,7 +36,8 @@ def _run_dir(tmp_path, name, p50s, slope):
     verdict = "rising" if slope > 50 else "steady"
     steady = {"verdict": verdict, "slope_ms_per_min": slope}
     period = {"measured_from_ms": START_MS, "measured_to_ms": START_MS + 30_000}
-    (run_dir / rundir.SUMMARY).write_text(json.dumps({"steady_state": steady, "period": period}))
+    summary = {"schema_version": SCHEMA_VERSION, "steady_state": steady, "period": period}
+    (run_dir / rundir.SUMMARY).write_text(json.dumps(summary))
     return str(run_dir)
 
 

@@ -1,6 +1,7 @@
 """User mistakes give one ERROR line and a non-zero exit, never a traceback."""
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def test_unknown_subcommand():
 
 def test_every_subcommand_has_help():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert len(sub.choices) == 11
+    assert len(sub.choices) == 12
     for name in sub.choices:
         result = stagebench(name, "--help")
         assert result.returncode == 0, (name, result.stderr)
@@ -48,7 +49,7 @@ print(sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY)))
 """
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["capacity"]])
+@pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["capacity"], ["report"]])
 def test_help_loads_no_data_or_spark_library(command):
     # --help is read often and must answer at once: the libraries of the evaluation
     # and the job load only in the command that runs
@@ -114,3 +115,17 @@ def test_output_cut_short_by_the_reader_is_no_error():
     )  # fmt: skip
     assert result.stderr == ""
     assert result.returncode == 141
+
+
+def test_compare_refuses_a_summary_of_an_unknown_schema_version(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    summary = {"schema_version": 99, "run": {"stage": "ingest", "impl": "builtin"}}
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    result = stagebench("compare", str(run_dir))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"ERROR: {run_dir / 'summary.json'} has schema_version 99; this stagebench reads "
+        "schema_version 1 only: read it with the stagebench that wrote it, or evaluate the "
+        "run again"
+    ]

@@ -113,6 +113,14 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     assert (suite_dir / "comparison.md").read_text().count("| ") > 5
     assert list(suite_dir.glob("*.png"))
     assert "+p50" in result.stdout and "ingest" in result.stdout
+    # report.html: the suite's page with its numbers, its size stated; each run has its own
+    page = (suite_dir / "report.html").read_text()
+    for row in rows:
+        assert f'data-stage="{row["stage"]}" data-stat="p50" data-value="{row["p50"]!r}"' in page
+        assert (Path(row["run_dir"]) / "report.html").is_file()
+        assert (Path(row["run_dir"]) / "latencies.hlog").is_file()
+    assert (suite_dir / "report.html").stat().st_size < 10e6
+    assert "report: " in result.stdout and "MB, written in" in result.stdout
     # the suite's directory compares as the suite did
     again = stagebench("compare", str(suite_dir))
     assert again.returncode == 0 and "ingest" in again.stdout, again.stderr[-3000:]

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from evaluator.compare import compare
+from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import StagebenchError
 from stagebench import suite
 from stagebench.commands.compare import suite_runs
@@ -48,11 +49,15 @@ def fake_runs(monkeypatch, tmp_path):
         run_dir.mkdir()
         value = p50[run.stage] + len(ran)
         summary = {
+            "schema_version": SCHEMA_VERSION,
             "run": {"stage": run.stage, "impl": run.impl},
             "latency_ms": {"p50": value, "p95": value, "p99": 2 * value},
             "confidence": {"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
             "records": {"missing": 0},
             "trusted": True,
+            "warnings": [],
+            "steady_state": None,
+            "machine": None,
         }
         (run_dir / "summary.json").write_text(json.dumps(summary))
         return SimpleNamespace(run_dir=run_dir, summary=summary)

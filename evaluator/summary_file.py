@@ -1,0 +1,40 @@
+"""summary.json on disk: its schema version, and the one function that reads it back.
+
+The evaluator writes a run's summary once (:mod:`evaluator.report`); everything that
+reads one later (compare, suites, capacity reports) goes through :func:`read_summary`,
+so a summary of a schema this version does not know is refused in one place, with one
+line, instead of failing somewhere inside a table on a key that moved.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ground import rundir
+from ground.errors import EvaluationError
+
+SCHEMA_VERSION = 1
+"""The version written into every summary.json (``schema_version``); raised whenever a
+key changes its meaning or disappears, and the only version :func:`read_summary` reads."""
+
+
+def read_summary(run_dir: Path | str) -> dict[str, Any]:
+    """summary.json of ``run_dir``; EvaluationError naming the file when it is missing,
+    not a JSON object, or of another schema version than :data:`SCHEMA_VERSION`."""
+    path = Path(run_dir) / rundir.SUMMARY
+    try:
+        summary = json.loads(path.read_text())
+    except FileNotFoundError as err:
+        raise EvaluationError(f"{path} not found: evaluate the run first") from err
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise EvaluationError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(summary, dict):
+        raise EvaluationError(f"{path} is not a stagebench summary (not a JSON object)")
+    version = summary.get("schema_version")
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        found = "no schema_version" if version is None else f"schema_version {version!r}"
+        raise EvaluationError(
+            f"{path} has {found}; this stagebench reads schema_version {SCHEMA_VERSION} only: "
+            "read it with the stagebench that wrote it, or evaluate the run again"
+        )
+    return summary
