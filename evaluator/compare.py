@@ -34,12 +34,11 @@ absolute deviation relative to the median, and the comparison names every
 increment a host drift of that size could explain.
 """
 
-import json
 import logging
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from scipy import stats
 from evaluator import plots
 from evaluator.confidence import LEVEL, runs_interval
 from evaluator.latency import IN_RANGE, LATENCY
+from evaluator.settings_diff import differences
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError
@@ -95,23 +95,6 @@ PAIR_DRIFT = float(stats.norm.ppf(0.5 + LEVEL / 2)) * math.sqrt(2) * MAD_TO_SD
 """Pace spread (relative MAD) → how far apart two runs' paces fall in 95 % of pairs, for
 paces spread normally: the difference of two runs has σ·√2. Three runs in a row on an idle
 host spanned 12 %; a MAD does not grow with the number of runs as that range does."""
-
-# What two runs of one comparison must share besides stage and implementation:
-# these keys of summary.json's ``run`` section, and every key of these ``config``
-# sections but the ones below.
-RUN_KEYS = ("rate", "workload", "duration_s", "bootstrap")
-CONFIG_SECTIONS = ("run", "publisher", "pipeline", "evaluator")
-NOT_COMPARED = {
-    # per run by design, or a copy of a value compared already (run.rate,
-    # run.bootstrap — the Kafka actually used —, [run] master, [evaluator] warmup_s)
-    "run": {"stage", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
-            "warmup_s"},
-    "publisher": {"speed_topic", "flow_topic", "rate", "workload", "duration_s"},
-    "pipeline": {"stage", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
-                 "checkpoint_dir", "bootstrap", "master"},
-    # presentation only: no number depends on them
-    "evaluator": {"plots", "log_scale"},
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -555,93 +538,6 @@ def pace_spread(paces_ms: Sequence[float]) -> float | None:
         return None
     centre = statistics.median(paces_ms)
     return round(statistics.median(abs(p - centre) for p in paces_ms) / centre, 4)
-
-
-# --- what differs between the runs ----------------------------------------------
-
-
-_ABSENT = object()
-
-
-def differences(summaries: Mapping[str, Any]) -> list[str]:
-    """What differs between runs besides stage and implementation, one line per setting.
-
-    ``summaries`` maps each run directory to its summary.json. Compared: the
-    ``run`` section's rate, workload, duration_s and bootstrap (the Kafka used),
-    and every key of the ``config`` sections run, publisher, pipeline and
-    evaluator (nested tables key by key) except those a run sets for itself
-    (stage, impl, run id, topics, checkpoint and results directories), copies
-    of a value compared already, and the evaluator's plot options
-    (:data:`NOT_COMPARED`). A line reads
-    ``rate: 400 in 3 runs, 800 in 1 run (20261101T…-join-ab12)``: each value
-    with its number of runs, naming the runs of all values but the most common.
-    """
-    settings = {run_dir: _settings(summary) for run_dir, summary in summaries.items()}
-    names: dict[str, None] = {}
-    for values in settings.values():
-        names.update(dict.fromkeys(values))
-    lines = []
-    for name in names:
-        groups: dict[str, list[str]] = {}
-        for run_dir, values in settings.items():
-            groups.setdefault(_shown(values.get(name, _ABSENT)), []).append(run_dir)
-        if len(groups) > 1:
-            lines.append(f"{name}: {_describe(groups)}")
-    return lines
-
-
-def _settings(summary: Any) -> dict[str, Any]:
-    """The compared settings of one summary: name → value (numbers as floats)."""
-    run = summary.get("run") or {}
-    out = {key: run[key] for key in RUN_KEYS if key in run}
-    config = summary.get("config") or {}
-    for section in CONFIG_SECTIONS:
-        values = config.get(section) or {}
-        for key, value in values.items():
-            if key not in NOT_COMPARED[section]:
-                out.update(_flatten(f"[{section}] {key}", value))
-    return out
-
-
-def _flatten(name: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
-        for key, sub in value.items():
-            out.update(_flatten(f"{name}.{key}", sub))
-        return out
-    return {name: value}
-
-
-def _shown(value: Any) -> str:
-    """A setting's value as a reader sees it; equal values read the same (400 == 400.0)."""
-    if value is _ABSENT:
-        return "absent"
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int | float):
-        return str(int(value)) if float(value).is_integer() else repr(float(value))
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
-
-
-def _describe(groups: dict[str, list[str]]) -> str:
-    """Values with their number of runs, "A in 3 runs, B in 1 run (name)": the most
-    common first, the runs of every other value named (of every value when no
-    single one is most common)."""
-    ordered = sorted(groups, key=lambda v: -len(groups[v]))  # stable: first seen first on ties
-    top = len(groups[ordered[0]])
-    unique_top = sum(1 for v in ordered if len(groups[v]) == top) == 1
-    parts = []
-    for i, value in enumerate(ordered):
-        dirs = groups[value]
-        part = f"{value} in {len(dirs)} run{'s' if len(dirs) > 1 else ''}"
-        if i > 0 or not unique_top:
-            part += f" ({', '.join(Path(d).name for d in dirs)})"
-        parts.append(part)
-    return ", ".join(parts)
 
 
 # --- rendering ------------------------------------------------------------------

@@ -43,3 +43,7 @@ class PublishError(StagebenchError):
 
 class EvaluationError(StagebenchError):
     """A run's outputs could not be evaluated, or its summary could not be read back."""
+
+
+class HistoryError(StagebenchError):
+    """The history of runs (the results directory's index) could not be read or written."""

@@ -6,7 +6,10 @@ the Spark job (its configuration, progress and readiness) and the evaluator
 (summary, latencies, report). Each file is written once and never overwritten.
 """
 
-from typing import Final
+from pathlib import Path
+from typing import Final, Literal
+
+from ground.errors import EvaluationError
 
 # written by the bench before and while the run executes
 CONFIG: Final = "config.json"
@@ -58,3 +61,20 @@ CAPACITY_PLOT: Final = "capacity.png"
 # every results directory: a run's, a suite's and a capacity search's, written by the bench
 REPORT_HTML: Final = "report.html"
 """One self-contained page of the directory's results, its plots' scripts embedded."""
+
+
+Kind = Literal["run", "suite", "capacity"]
+
+
+def kind(path: Path) -> Kind:
+    """Which results directory ``path`` is, by the file that only that kind holds;
+    EvaluationError naming ``path`` when it is none of them."""
+    for name, found in ((COMPARISON, "suite"), (CAPACITY, "capacity"), (SUMMARY, "run")):
+        if (path / name).is_file():
+            return found  # type: ignore[return-value]
+    if not path.is_dir():
+        raise EvaluationError(f"{path} does not exist or is not a directory")
+    raise EvaluationError(
+        f"{path} is not a results directory: it holds neither {SUMMARY} (a run), "
+        f"{COMPARISON} (a suite) nor {CAPACITY} (a capacity search)"
+    )

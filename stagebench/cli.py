@@ -431,15 +431,47 @@ def _evaluate(sub: argparse._SubParsersAction) -> None:
 def _compare(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "compare",
-        help="compare runs stage by stage (cumulative increments)",
-        description="Print one row per evaluated run, ordered by the stage ladder: p50/p95/p99 "
-        "latency and the increment over the previous stage (difference of percentiles). A "
-        "suite's directory stands for its runs with their rounds, so its increments are taken "
-        "within a round as the suite took them; run directories given one by one are compared "
-        "as independent runs.",
+        help="compare runs: the stage table, an A/B comparison, or a regression check",
+        description="Three comparisons. The stage table: one row per stage of evaluated runs, "
+        "ordered by the stage ladder, with p50/p95/p99 and the increment over the previous "
+        "stage (difference of percentiles); a suite's directory stands for its runs with "
+        "their rounds. An A/B comparison (two runs of one stage, two suite directories, or "
+        "--a DIR... --b DIR...): the settings that differ, and the change of p50 and p99 of "
+        "each stage with a 95 %% interval and a verdict (faster, slower, no significant "
+        "difference; withheld with fewer than 3 runs a side). A regression check "
+        "(--baseline BASE NEW): exit 1 when NEW's p50 or p99 is significantly worse than "
+        "BASE's by more than --max-regression, 0 otherwise, 2 when it cannot be made.",
     )
     parser.add_argument(
-        "run_dirs", nargs="+", type=Path, help="evaluated run directories, or one suite directory"
+        "run_dirs",
+        nargs="*",
+        type=Path,
+        metavar="DIR",
+        help="evaluated run directories or suite directories (default: none)",
+    )
+    parser.add_argument(
+        "--a", dest="a_dirs", nargs="+", type=Path, metavar="DIR",
+        help="A/B: side A's runs or suites (default: none)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--b", dest="b_dirs", nargs="+", type=Path, metavar="DIR",
+        help="A/B: side B's runs or suites (default: none)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="BASE",
+        help="check the one DIR given (NEW, a run or a suite) against BASE (a run or a "
+        "suite, its repeats the runs of that side) (default: no check)",
+    )
+    parser.add_argument(
+        "--max-regression",
+        metavar="PERCENT",
+        help="with --baseline: the worsening of p50 or p99 allowed, e.g. 10%% (default: 0%%, "
+        "any significant worsening fails)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON instead of text (default: text)"
     )
     parser.add_argument(
         "--markdown", action="store_true", help="print Markdown instead of text (default: text)"
@@ -448,7 +480,7 @@ def _compare(sub: argparse._SubParsersAction) -> None:
         "--plots",
         type=Path,
         metavar="DIR",
-        help="also write the comparison plots into DIR (default: no plots)",
+        help="stage table: also write the comparison plots into DIR (default: no plots)",
     )
     parser.add_argument(
         "--log-scale", action="store_true", help="log-scale distributions (default: off)"
@@ -456,10 +488,47 @@ def _compare(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-mixed",
         action="store_true",
-        help="compare runs that differ in more than stage and implementation (rate, "
-        "workload, settings); the differences are printed above the table (default: refuse)",
+        help="stage table: compare runs that differ in more than stage and implementation "
+        "(rate, workload, settings), the differences printed above the table; A/B: let the "
+        "runs within a side differ (default: refuse)",
     )
     _handler(parser, "compare:run")
+
+
+def _history(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "history",
+        help="list the runs, suites and capacity searches of a results directory",
+        description="Every run, suite and capacity search is recorded when it ends in an "
+        "index of its results directory (history.sqlite): time, stage, settings, commit, "
+        "versions, machine and pace, p50 and p99 with intervals, trusted, steady, warnings. "
+        "The index is rebuilt from the directories when it is missing or with --rebuild, so "
+        "deleting it loses nothing.",
+    )
+    parser.add_argument(
+        "--results", type=Path, help=f"the results directory (default: {_R.results_dir})"
+    )
+    parser.add_argument("--stage", choices=STAGES, help="only entries of this stage (default: all)")
+    parser.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="only entries from this date or ISO time on, UTC unless it says otherwise "
+        "(2026-11-26, 2026-11-26T15:00) (default: all)",
+    )
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only entries run with this setting, e.g. trigger_interval_ms=500 or "
+        "pipeline.partitions=4; repeatable (default: none)",
+    )
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild the index from the directories first "
+        "(default: only when it is missing)"
+    )  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print JSON (default: a table)")
+    _handler(parser, "history:run")
 
 
 def _report(sub: argparse._SubParsersAction) -> None:
@@ -643,7 +712,7 @@ def _capacity(sub: argparse._SubParsersAction) -> None:
 
 
 COMMANDS = (_broker, _topics, _smoke, _publish, _pipeline, _evaluate, _compare, _report, _run,
-            _suite, _capacity, _config)  # fmt: skip
+            _suite, _capacity, _config, _history)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

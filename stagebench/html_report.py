@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ground import rundir
 from stagebench.report_capacity import capacity_page
-from stagebench.report_data import kind, load_run
+from stagebench.report_data import load_run
 from stagebench.report_page import document
 from stagebench.report_run import run_page
 from stagebench.report_suite import suite_page
@@ -36,7 +36,7 @@ class Page:
 def write(results_dir: Path) -> Page:
     """Draw ``results_dir``'s report.html (a run's, a suite's or a capacity search's)."""
     began = time.monotonic()
-    found = kind(results_dir)
+    found = rundir.kind(results_dir)
     if found == "suite":
         title, body = suite_page(results_dir)
     elif found == "capacity":

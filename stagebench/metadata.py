@@ -1,10 +1,13 @@
 """What every result records about where it was measured (docs/method.md#reports)."""
 
+import functools
 import os
 import platform
 import socket
+import subprocess
 import sys
 from importlib import metadata as importlib_metadata
+from pathlib import Path
 
 import psutil
 
@@ -21,10 +24,34 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
+@functools.cache
+def source_commit() -> str | None:
+    """The git commit stagebench runs from, "-dirty" when its tree has changes: the
+    history of runs tells results of one version of the pipelines from another's. None
+    when stagebench is not run from a git work tree (an installed package) or git is
+    missing."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True,
+                              timeout=10, check=False)  # fmt: skip
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+        if head.returncode != 0:
+            return None
+        # read-only, unlike describe --dirty, which refreshes the index
+        dirty = git("diff", "--quiet", "HEAD", "--").returncode == 1
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
 def versions(kafka: str | None = KAFKA_VERSION) -> dict[str, str | None]:
     """Versions of everything a latency depends on; ``kafka`` is None for a foreign broker."""
     return {
         "stagebench": __version__,
+        "stagebench_commit": source_commit(),
         "python": platform.python_version(),
         "pyspark": _dist_version("pyspark"),
         "spark_kafka_connector": kafka_connector().rsplit(":", 1)[1],

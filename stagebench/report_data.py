@@ -11,7 +11,7 @@ are cut down to a grid of quantiles here, so that a suite's page stays small.
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,6 @@ from evaluator import hdrlog
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError
-
-Kind = Literal["run", "suite", "capacity"]
 
 CDF_GRID = np.unique(np.concatenate([np.linspace(0.0, 1.0, 201), 1 - np.logspace(-1, -5, 161)]))
 """The probabilities the CDF is drawn at: every half per cent, and on to 1 − 10⁻⁵ in
@@ -48,21 +46,6 @@ class RunData:
     timeseries: pd.DataFrame | None
     cdf: Cdf | None
     resources: pd.DataFrame | None
-
-
-def kind(path: Path) -> Kind:
-    """Which results directory ``path`` is, by the file that only that kind holds."""
-    for name, found in (
-        (rundir.COMPARISON, "suite"),
-        (rundir.CAPACITY, "capacity"),
-        (rundir.SUMMARY, "run"),
-    ):
-        if (path / name).is_file():
-            return found  # type: ignore[return-value]
-    raise EvaluationError(
-        f"{path} is not a results directory: it holds neither {rundir.SUMMARY} (a run), "
-        f"{rundir.COMPARISON} (a suite) nor {rundir.CAPACITY} (a capacity search)"
-    )
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from stagebench.capacity import (
 )
 from stagebench.capacity_plot import plot
 from stagebench.console import Console
+from stagebench.history_index import record_or_warn
 from stagebench.metadata import machine, versions
 from stagebench.options import run_overrides
 from stagebench.probe_settings import PROBE_DEFAULTS, PROBE_EVALUATOR_DEFAULTS
@@ -71,6 +72,8 @@ def run(args) -> int:
             failed |= doc["stopped"].startswith("error") or doc["stopped"] == "interrupted"
             print(f"capacity of {name} ({impl}), search {attempt + 1}: {_headline(doc)}")
             print(f"results: {doc['dir']}")
+            if warning := record_or_warn(Path(base.results_dir), Path(doc["dir"])):
+                console.warn(warning)
             if doc["stopped"] == "interrupted":
                 break
         if rows and rows[-1]["stopped"] == "interrupted":

@@ -2,6 +2,7 @@
 
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from evaluator.compare import format_table
 from ground.config import from_mapping
@@ -9,6 +10,7 @@ from ground.errors import ConfigError
 from ground.stages import STAGES, stage
 from stagebench.console import Console
 from stagebench.faults import ENGINE_FAULTS
+from stagebench.history_index import record_or_warn
 from stagebench.options import run_overrides
 from stagebench.settings import RunConfig, load
 from stagebench.suite import run_suite
@@ -41,6 +43,8 @@ def run(args) -> int:
     print("\n".join(f"  {line}" for line in suite.order.lines()))
     print(f"\nreport: {suite.page.describe()}")
     print(f"\nsuite results: {suite.suite_dir}")
+    if warning := record_or_warn(Path(base.results_dir), suite.suite_dir):
+        print(f"WARNING: {warning}", file=sys.stderr)
     for run_dir in suite.incomplete:
         print(
             f"WARNING: {run_dir} has missing outputs or is not trusted (see its summary.json)",

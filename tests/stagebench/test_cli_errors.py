@@ -29,7 +29,7 @@ def test_unknown_subcommand():
 
 def test_every_subcommand_has_help():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert len(sub.choices) == 12
+    assert len(sub.choices) == 13
     for name in sub.choices:
         result = stagebench(name, "--help")
         assert result.returncode == 0, (name, result.stderr)
@@ -49,7 +49,9 @@ print(sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY)))
 """
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["capacity"], ["report"]])
+@pytest.mark.parametrize(
+    "command", [[], ["run"], ["suite"], ["capacity"], ["report"], ["history"], ["compare"]]
+)
 def test_help_loads_no_data_or_spark_library(command):
     # --help is read often and must answer at once: the libraries of the evaluation
     # and the job load only in the command that runs

@@ -13,7 +13,7 @@ from ground import rundir
 from ground.errors import EvaluationError
 from stagebench import html_report
 from stagebench import report_figures as figures
-from stagebench.report_data import cdf, kind, load_run
+from stagebench.report_data import cdf, load_run
 from tests.stagebench.results_dirs import (
     FAULT_AT_S,
     FAULT_S,
@@ -145,7 +145,7 @@ def test_a_capacity_page_shows_the_probes_and_the_deciding_ones(tmp_path):
 
 def test_a_directory_without_results_is_refused(tmp_path):
     with pytest.raises(EvaluationError, match="not a results directory"):
-        kind(tmp_path)
+        rundir.kind(tmp_path)
 
 
 def test_the_report_command_writes_and_sizes_each_page(tmp_path):

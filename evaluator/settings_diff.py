@@ -1,0 +1,115 @@
+"""What differs between the settings of runs besides stage and implementation.
+
+A comparison of runs means something only when the runs were made alike: the
+cumulative stage table (:mod:`evaluator.compare`) refuses runs that differ unless a
+mixed comparison is allowed, an A/B comparison (:mod:`evaluator.ab`) lists what differs
+between its sides, and the history of runs (``stagebench history``) filters on these
+settings. Light on purpose (json only): the history reads it without loading numpy.
+"""
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# What two runs of one comparison must share besides stage and implementation:
+# these keys of summary.json's ``run`` section, and every key of these ``config``
+# sections but the ones below.
+RUN_KEYS = ("rate", "workload", "duration_s", "bootstrap")
+CONFIG_SECTIONS = ("run", "publisher", "pipeline", "evaluator")
+NOT_COMPARED = {
+    # per run by design, or a copy of a value compared already (run.rate,
+    # run.bootstrap — the Kafka actually used —, [run] master, [evaluator] warmup_s)
+    "run": {"stage", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
+            "warmup_s"},
+    "publisher": {"speed_topic", "flow_topic", "rate", "workload", "duration_s"},
+    "pipeline": {"stage", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
+                 "checkpoint_dir", "bootstrap", "master"},
+    # presentation only: no number depends on them
+    "evaluator": {"plots", "log_scale"},
+}  # fmt: skip
+
+
+_ABSENT = object()
+
+
+def differences(summaries: Mapping[str, Any]) -> list[str]:
+    """What differs between runs besides stage and implementation, one line per setting.
+
+    ``summaries`` maps each run directory to its summary.json. Compared: the
+    ``run`` section's rate, workload, duration_s and bootstrap (the Kafka used),
+    and every key of the ``config`` sections run, publisher, pipeline and
+    evaluator (nested tables key by key) except those a run sets for itself
+    (stage, impl, run id, topics, checkpoint and results directories), copies
+    of a value compared already, and the evaluator's plot options
+    (:data:`NOT_COMPARED`). A line reads
+    ``rate: 400 in 3 runs, 800 in 1 run (20261101T…-join-ab12)``: each value
+    with its number of runs, naming the runs of all values but the most common.
+    """
+    settings = {run_dir: compared_settings(summary) for run_dir, summary in summaries.items()}
+    names: dict[str, None] = {}
+    for values in settings.values():
+        names.update(dict.fromkeys(values))
+    lines = []
+    for name in names:
+        groups: dict[str, list[str]] = {}
+        for run_dir, values in settings.items():
+            groups.setdefault(shown(values.get(name, _ABSENT)), []).append(run_dir)
+        if len(groups) > 1:
+            lines.append(f"{name}: {_describe(groups)}")
+    return lines
+
+
+def compared_settings(summary: Any) -> dict[str, Any]:
+    """The compared settings of one summary: name → value as stored ("rate",
+    "[pipeline] trigger_interval_ms"; nested tables key by key)."""
+    run = summary.get("run") or {}
+    out = {key: run[key] for key in RUN_KEYS if key in run}
+    config = summary.get("config") or {}
+    for section in CONFIG_SECTIONS:
+        values = config.get(section) or {}
+        for key, value in values.items():
+            if key not in NOT_COMPARED[section]:
+                out.update(_flatten(f"[{section}] {key}", value))
+    return out
+
+
+def _flatten(name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key, sub in value.items():
+            out.update(_flatten(f"{name}.{key}", sub))
+        return out
+    return {name: value}
+
+
+def shown(value: Any) -> str:
+    """A setting's value as a reader sees it; equal values read the same (400 == 400.0)."""
+    if value is _ABSENT:
+        return "absent"
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _describe(groups: dict[str, list[str]]) -> str:
+    """Values with their number of runs, "A in 3 runs, B in 1 run (name)": the most
+    common first, the runs of every other value named (of every value when no
+    single one is most common)."""
+    ordered = sorted(groups, key=lambda v: -len(groups[v]))  # stable: first seen first on ties
+    top = len(groups[ordered[0]])
+    unique_top = sum(1 for v in ordered if len(groups[v]) == top) == 1
+    parts = []
+    for i, value in enumerate(ordered):
+        dirs = groups[value]
+        part = f"{value} in {len(dirs)} run{'s' if len(dirs) > 1 else ''}"
+        if i > 0 or not unique_top:
+            part += f" ({', '.join(Path(d).name for d in dirs)})"
+        parts.append(part)
+    return ", ".join(parts)
