@@ -40,10 +40,11 @@ COLUMNS = [
     ("checks", lambda s: {True: "ok", False: "UNTRUSTED"}.get(s.get("trusted"), "-")),
 ]
 NOTE = (
-    "[lo–hi]: 95 % interval of the run's percentile (moving-block bootstrap over "
-    "seconds); steady: trend of the per-second p50 over the measured period; checks: "
-    "every output's input timestamps, count and values agree with its inputs"
+    "[lo–hi]: 95 % interval of the run's percentile ({method}); steady: trend of the "
+    "per-second p50 over the measured period; checks: every output's input timestamps, "
+    "count and values agree with its inputs"
 )
+"""The table's legend; ``method`` is the intervals' own, as summary.json states it."""
 
 
 def _recovery(summary: dict[str, Any]) -> str | None:
@@ -69,7 +70,8 @@ def format_runs(summaries: list[dict[str, Any]]) -> str:
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
     if any(s.get("confidence") or s.get("steady_state") for s in summaries):
-        lines.append(NOTE)
+        methods = sorted({s["confidence"]["method"] for s in summaries if s.get("confidence")})
+        lines.append(NOTE.format(method="; ".join(methods) or "none"))
     lines += [line for s in summaries if (line := _recovery(s))]
     warnings = [w for s in summaries for w in s.get("warnings", [])]
     lines += [f"WARNING: {w}" for w in warnings]

@@ -12,8 +12,8 @@ def _summary(**sections):
 
 def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
     summary = _summary(
-        confidence={"method": "moving-block bootstrap over seconds", "block_s": 5,
-                    "n_boot": 1000, "p50": [431, 466.25], "p99": [700.0, 820.0]},
+        confidence={"method": "batch means over 8 consecutive sections", "sections": 8,
+                    "p50": [431, 466.25], "p99": [700.0, 820.0]},
         steady_state={"slope_ms_per_min": 120.4, "ci95": [90.0, 150.0], "mk_p": 0.001,
                       "seconds": 54, "verdict": "rising"},
         warnings=["not steady: per-second p50 rising", "publisher fell behind"],
@@ -24,7 +24,7 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
     assert [h.strip() for h in header if h.strip()][-2:] == ["steady", "checks"]
     assert "448.0 [431.0–466.2]" in row and "764.0 [700.0–820.0]" in row
     assert row.split()[-4:] == ["rising", "+120", "ms/min", "ok"]
-    assert "moving-block bootstrap" in lines[2]
+    assert "(batch means over 8 consecutive sections)" in lines[2]
     assert lines[-2:] == [
         "WARNING: not steady: per-second p50 rising",
         "WARNING: publisher fell behind",
