@@ -78,7 +78,7 @@ def child_consume(bootstrap: str, topic: str) -> dict:
 
     started = time.monotonic()
     consumer = reader._consumer(bootstrap)
-    ranges = reader._end_offsets(consumer, topic)
+    ranges = reader.end_offsets(consumer, topic)
     consumer.assign([TopicPartition(topic, p, lo) for p, (lo, _) in ranges.items()])
     total, seen = sum(hi - lo for lo, hi in ranges.values()), 0
     while seen < total:

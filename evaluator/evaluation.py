@@ -36,7 +36,6 @@ from evaluator.latency import (
 )
 from evaluator.reader import KIND, MALFORMED, TIMESTAMP, TIMESTAMP_TYPE, check_log_append_time
 from evaluator.run_info import RunInfo
-from evaluator.spark_engine import evaluate_frames
 from evaluator.steady import steady_state
 from evaluator.summary_file import SCHEMA_VERSION
 from evaluator.throughput import peak_output, throughput
@@ -66,8 +65,13 @@ def evaluate(
     report.check_writable(out_dir, overwrite)
     check_clock(bootstrap, run)
     started = time.monotonic()
-    engine = evaluate_frames if config.engine == "spark" else evaluate_pandas
-    result = engine(bootstrap, run, config)
+    if config.engine == "spark":
+        # pyspark loads only for the engine that needs it, not for every pandas evaluation
+        from evaluator.spark.evaluation import evaluate_frames
+
+        result = evaluate_frames(bootstrap, run, config)
+    else:
+        result = evaluate_pandas(bootstrap, run, config)
     summary = build_summary(run, config, bootstrap, result)
     summary["evaluation"]["seconds"] = round(time.monotonic() - started, 3)
     report.write(out_dir, summary, result, config)

@@ -81,7 +81,8 @@ def _consumer(bootstrap: str):
     )
 
 
-def _end_offsets(consumer, topic: str) -> dict[int, tuple[int, int]]:
+def end_offsets(consumer, topic: str) -> dict[int, tuple[int, int]]:
+    """Per partition of ``topic``: its low and high watermark offsets now."""
     try:
         meta = consumer.list_topics(topic, timeout=10)
     except KafkaException as err:
@@ -107,7 +108,7 @@ def iter_batches(
     at or after ``from_ms``) to the end offsets at start."""
     consumer = _consumer(bootstrap)
     try:
-        ranges = _end_offsets(consumer, topic)
+        ranges = end_offsets(consumer, topic)
         if from_ms is not None:
             ranges = _offsets_from(consumer, topic, ranges, from_ms)
         pending = {p: high for p, (low, high) in ranges.items() if high > low}
@@ -226,7 +227,9 @@ def strict_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
     return _typed(obj, schema)
 
 
-_FIELD = r'"{}"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|null)'
+SCALAR_FIELD = r'"{}"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|null)'
+"""Regular expression of one scalar field, its name to be filled in (``format``); group 1
+is its JSON value. Both engines recover an ingest output's fields with it."""
 
 
 def lenient_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
@@ -243,7 +246,7 @@ def lenient_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
     text = value.decode("utf-8", "replace")
     obj = {}
     for name in schema.names:
-        found = re.search(_FIELD.format(re.escape(name)), text)
+        found = re.search(SCALAR_FIELD.format(re.escape(name)), text)
         if found is None:
             return None
         obj[name] = json.loads(found.group(1))

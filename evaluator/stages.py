@@ -3,6 +3,8 @@
 Which fields identify an output is the stage table's (:mod:`ground.stages`).
 """
 
+from collections.abc import Iterable
+
 import pyarrow as pa
 
 from ground import contract as s
@@ -11,29 +13,11 @@ from ground.stages import stage as stage_table
 TIMES = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST)
 
 
-_TYPES = {
-    s.INPUT_TS_LATEST: pa.int64(),
-    s.INPUT_TS_EARLIEST: pa.int64(),
-    s.INPUT_COUNT: pa.int64(),
-    s.SOURCE_TOPIC: pa.string(),
-    s.SOURCE_PARTITION: pa.int32(),
-    s.SOURCE_OFFSET: pa.int64(),
-    s.LOCATION_ID: pa.string(),
-    s.LANE: pa.int64(),
-    s.OBSERVATION_TS: pa.int64(),
-    s.WINDOW_START: pa.int64(),
-    s.WINDOW_END: pa.int64(),
-    s.LANES_SEEN: pa.int64(),
-    s.NUM_LANES: pa.int64(),
-    s.SPEED: pa.float64(),
-    s.FLOW: pa.float64(),
-    s.FLOW_SUM: pa.float64(),
-    s.SPEED_AVG: pa.float64(),
-    s.FLOW_CHANGE_SHORT: pa.float64(),
-    s.FLOW_CHANGE_LONG: pa.float64(),
-    s.SPEED_CHANGE_SHORT: pa.float64(),
-    s.SPEED_CHANGE_LONG: pa.float64(),
-}
+def _schema(names: Iterable[str]) -> pa.Schema:
+    """The Arrow types of the message fields ``names``: their logical types, which are
+    spelt as pyarrow's aliases (:data:`ground.contract.FIELD_TYPES`)."""
+    return pa.schema([(name, pa.type_for_alias(s.FIELD_TYPES[name])) for name in names])
+
 
 VALUES: dict[str, tuple[str, ...]] = {
     "parse": (s.SPEED, s.FLOW),
@@ -53,21 +37,7 @@ VALUES: dict[str, tuple[str, ...]] = {
 
 _EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,)}
 
-INPUT_SCHEMA = pa.schema(
-    [
-        (s.LOCATION_ID, pa.string()),
-        (s.LANE, pa.int64()),
-        (s.OBSERVATION_TS, pa.int64()),
-        (s.SPEED, pa.float64()),
-        (s.FLOW, pa.float64()),
-        (s.LATITUDE, pa.float64()),
-        (s.LONGITUDE, pa.float64()),
-        (s.NUM_LANES, pa.int64()),
-        (s.ACCURACY, pa.float64()),
-        (s.SEQ, pa.int64()),
-        (s.SCHEDULED_TS, pa.int64()),
-    ]
-)
+INPUT_SCHEMA = _schema(s.INPUT_FIELDS)
 """Every input field; a value with another field is malformed (:mod:`ground.malformed`)."""
 
 
@@ -93,4 +63,4 @@ def output_schema(stage: str) -> pa.Schema:
         *VALUES.get(stage, ()),
         *_EXTRA.get(stage, ()),
     )
-    return pa.schema([(n, _TYPES[n]) for n in dict.fromkeys(names)])
+    return _schema(dict.fromkeys(names))

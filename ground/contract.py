@@ -24,6 +24,11 @@ Output message (one output topic per run, value = JSON): the stage's result
 fields plus :data:`INPUT_TS_LATEST`, :data:`INPUT_TS_EARLIEST` (broker
 LogAppendTime of the latest/earliest input it was computed from, epoch ms),
 :data:`INPUT_COUNT` and :data:`RUN_ID`.
+
+Every scalar field has one logical type, in :data:`FIELD_TYPES`: the pipelines
+derive their Spark types from it (:mod:`pipelines.schema`), the evaluator its
+Arrow types (:mod:`evaluator.stages`), :mod:`ground.malformed` the JSON type an
+input field must have.
 """
 
 from typing import Final
@@ -92,3 +97,46 @@ FLOW_CHANGE_SHORT: Final = "flow_change_short"
 FLOW_CHANGE_LONG: Final = "flow_change_long"
 SPEED_CHANGE_SHORT: Final = "speed_change_short"
 SPEED_CHANGE_LONG: Final = "speed_change_long"
+
+# --- field types ------------------------------------------------------------
+STRING: Final = "string"
+INT32: Final = "int32"
+INT64: Final = "int64"
+FLOAT64: Final = "float64"
+"""The logical types of message fields, spelt as pyarrow's type aliases."""
+
+FIELD_TYPES: Final[dict[str, str]] = {
+    # input message (also the parse and join outputs' fields)
+    LOCATION_ID: STRING,
+    LANE: INT64,
+    OBSERVATION_TS: INT64,
+    SPEED: FLOAT64,
+    FLOW: FLOAT64,
+    LATITUDE: FLOAT64,
+    LONGITUDE: FLOAT64,
+    NUM_LANES: INT64,
+    ACCURACY: FLOAT64,
+    SEQ: INT64,
+    SCHEDULED_TS: INT64,
+    # output message
+    RUN_ID: STRING,
+    INPUT_TS_LATEST: INT64,
+    INPUT_TS_EARLIEST: INT64,
+    INPUT_COUNT: INT64,
+    SOURCE_TOPIC: STRING,
+    SOURCE_PARTITION: INT32,
+    SOURCE_OFFSET: INT64,
+    KIND: STRING,
+    WINDOW_START: INT64,
+    WINDOW_END: INT64,
+    FLOW_SUM: FLOAT64,
+    SPEED_AVG: FLOAT64,
+    LANES_SEEN: INT64,
+    FLOW_CHANGE_SHORT: FLOAT64,
+    FLOW_CHANGE_LONG: FLOAT64,
+    SPEED_CHANGE_SHORT: FLOAT64,
+    SPEED_CHANGE_LONG: FLOAT64,
+}
+"""The type of every scalar field (:data:`RECORD` embeds the input message itself).
+Speed and flow are floats although a JSON integer is a valid value of them; a
+Kafka partition number (:data:`SOURCE_PARTITION`) is an int32 in Kafka and Spark."""

@@ -1,16 +1,17 @@
 """What a valid input message is, and what kind of malformed one is not (docs/method.md#data).
 
 The one definition of a **valid input**, shared by the publisher (which
-checks what it replays), the parse stage (which counts and drops every other
-input: :func:`pipelines.stages.parse`), the evaluator (which expects outputs
-from valid inputs only: :func:`evaluator.expected.valid_mask`) and the
-faulty-event workload (which publishes one malformed input of each
+checks what it replays), the evaluator (which expects outputs from valid
+inputs only: :func:`evaluator.expected.input_kinds`) and the faulty-event
+workload (which publishes one malformed input of each
 :data:`KINDS` in turn, :mod:`publisher.faulty`). A valid input is a UTF-8 JSON
 object of at most :data:`MAX_INPUT_BYTES` with every field of
 :data:`ground.contract.REQUIRED_FIELDS` and exactly one of speed and flow, no
 other field, each of its JSON type (a float field may be written as a JSON
 integer, as a reader with a schema accepts), none null or empty, and every
-number within its field's :data:`RANGES`.
+number within its field's :data:`RANGES`. The parse stage and the Spark
+evaluation engine decide the same with one Spark expression built from the same
+tables, :func:`ground.malformed_spark.valid_input`.
 """
 
 import json
@@ -19,11 +20,14 @@ from typing import Any, Final
 
 from ground.contract import (
     ACCURACY,
+    FIELD_TYPES,
+    FLOAT64,
     FLOW,
     INPUT_FIELDS,
+    INT32,
+    INT64,
     LANE,
     LATITUDE,
-    LOCATION_ID,
     LONGITUDE,
     NUM_LANES,
     OBSERVATION_TS,
@@ -31,6 +35,7 @@ from ground.contract import (
     SCHEDULED_TS,
     SEQ,
     SPEED,
+    STRING,
 )
 from ground.contract import (
     KINDS as MEASUREMENTS,
@@ -81,20 +86,10 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
 """Inclusive bounds of every number: speed in km/h, flow in vehicles per lane and minute
 (real ones stay far inside; NaN and infinities are outside)."""
 
-TYPES: Final[dict[str, type]] = {
-    LOCATION_ID: str,
-    LANE: int,
-    OBSERVATION_TS: int,
-    SPEED: float,
-    FLOW: float,
-    LATITUDE: float,
-    LONGITUDE: float,
-    NUM_LANES: int,
-    ACCURACY: float,
-    SEQ: int,
-    SCHEDULED_TS: int,
-}
-"""JSON type of each field (float: a JSON number, int: a JSON number without fraction)."""
+_JSON_TYPES: Final[dict[str, type]] = {STRING: str, INT32: int, INT64: int, FLOAT64: float}
+
+TYPES: Final[dict[str, type]] = {name: _JSON_TYPES[FIELD_TYPES[name]] for name in INPUT_FIELDS}
+"""JSON type of each input field (float: a JSON number, int: a JSON number without fraction)."""
 
 
 def _has_type(value: Any, kind: type) -> bool:

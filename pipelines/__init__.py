@@ -2,5 +2,7 @@
 
 ``config`` (PipelineConfig) → ``source`` (Kafka in) → ``stages`` / ``custom`` (the
 ladder ingest → parse → join → tumbling → sliding) → ``sink`` (Kafka out), run by
-``job`` with ``progress`` recording engine events; ``cli`` adds ``stagebench pipeline``.
+``job`` (configured through ``process``) with ``progress`` recording engine events;
+``floor`` is the ladder's rung without Spark. ``schema`` gives the message fields their
+Spark types, from :mod:`ground.contract`.
 """

@@ -26,7 +26,6 @@ from pyspark.sql.types import (
     DoubleType,
     IntegerType,
     LongType,
-    StringType,
     StructField,
     StructType,
 )
@@ -52,40 +51,17 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
+from pipelines.schema import struct
 
 MAX_LANES = 62
 """Lanes seen are a bit mask in a long."""
 
-TUMBLING_SCHEMA = StructType(
-    [
-        StructField(LOCATION_ID, StringType()),
-        StructField(WINDOW_START, LongType()),
-        StructField(WINDOW_END, LongType()),
-        StructField(FLOW_SUM, DoubleType()),
-        StructField(SPEED_AVG, DoubleType()),
-        StructField(LANES_SEEN, IntegerType()),
-        StructField(NUM_LANES, IntegerType()),
-        StructField(INPUT_TS_LATEST, LongType()),
-        StructField(INPUT_TS_EARLIEST, LongType()),
-        StructField(INPUT_COUNT, LongType()),
-    ]
-)
-SLIDING_SCHEMA = StructType(
-    [
-        StructField(LOCATION_ID, StringType()),
-        StructField(WINDOW_START, LongType()),
-        StructField(WINDOW_END, LongType()),
-        StructField(FLOW_SUM, DoubleType()),
-        StructField(SPEED_AVG, DoubleType()),
-        StructField(FLOW_CHANGE_SHORT, DoubleType()),
-        StructField(FLOW_CHANGE_LONG, DoubleType()),
-        StructField(SPEED_CHANGE_SHORT, DoubleType()),
-        StructField(SPEED_CHANGE_LONG, DoubleType()),
-        StructField(INPUT_TS_LATEST, LongType()),
-        StructField(INPUT_TS_EARLIEST, LongType()),
-        StructField(INPUT_COUNT, LongType()),
-    ]
-)
+_WINDOW = (LOCATION_ID, WINDOW_START, WINDOW_END, FLOW_SUM, SPEED_AVG)
+_CHANGES = (FLOW_CHANGE_SHORT, FLOW_CHANGE_LONG, SPEED_CHANGE_SHORT, SPEED_CHANGE_LONG)
+_TIMES = (INPUT_TS_LATEST, INPUT_TS_EARLIEST, INPUT_COUNT)
+TUMBLING_SCHEMA = struct((*_WINDOW, LANES_SEEN, NUM_LANES, *_TIMES))
+SLIDING_SCHEMA = struct((*_WINDOW, *_CHANGES, *_TIMES))
+"""The custom windows' output rows: the columns of the built-in windows, in their order."""
 
 _SECOND_KEY = StructType([StructField("second", LongType())])
 _PARTIAL = StructType(

@@ -15,17 +15,8 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    DoubleType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-)
 
 from ground.contract import (
-    ACCURACY,
     FLOW,
     FLOW_CHANGE_LONG,
     FLOW_CHANGE_SHORT,
@@ -35,17 +26,12 @@ from ground.contract import (
     INPUT_TS_EARLIEST,
     INPUT_TS_LATEST,
     KIND,
-    KINDS,
     LANE,
     LANES_SEEN,
-    LATITUDE,
     LOCATION_ID,
-    LONGITUDE,
     NUM_LANES,
     OBSERVATION_TS,
     RECORD,
-    REQUIRED_FIELDS,
-    SCHEDULED_TS,
     SECOND_MS,
     SEQ,
     SOURCE_OFFSET,
@@ -58,28 +44,15 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
-from ground.malformed import MAX_INPUT_BYTES, RANGES
+from ground.malformed_spark import valid_input
+from pipelines.schema import struct
 
 EVENT_TIME = "_event_time"
 """Internal timestamp column carrying the watermark (observation time) between stages."""
 PARSE_METRIC = "parse"
 """Name of the observed metric with the parse stage's record and malformed counts."""
 
-INPUT_SCHEMA = StructType(
-    [
-        StructField(LOCATION_ID, StringType()),
-        StructField(LANE, IntegerType()),
-        StructField(OBSERVATION_TS, LongType()),
-        StructField(SPEED, DoubleType()),
-        StructField(FLOW, DoubleType()),
-        StructField(LATITUDE, DoubleType()),
-        StructField(LONGITUDE, DoubleType()),
-        StructField(NUM_LANES, IntegerType()),
-        StructField(ACCURACY, DoubleType()),
-        StructField(SEQ, LongType()),
-        StructField(SCHEDULED_TS, LongType()),
-    ]
-)
+INPUT_SCHEMA = struct(INPUT_FIELDS)
 """Typed input message; speed and flow are doubles so either JSON number form parses."""
 IDENTITY = (SOURCE_TOPIC, SOURCE_PARTITION, SOURCE_OFFSET)
 TIMES = (INPUT_TS_LATEST, INPUT_TS_EARLIEST, INPUT_COUNT)
@@ -103,46 +76,17 @@ def ingest(raw: DataFrame) -> DataFrame:
     )
 
 
-def valid_input(record: Column, parsed: Column) -> Column:
-    """Whether an input is valid as :mod:`ground.malformed` defines it (null: not).
-
-    ``record`` is the value as text, ``parsed`` its ``from_json`` with
-    :data:`INPUT_SCHEMA`, which alone would take too much: it ignores unknown
-    fields, reads a number or an object as text for a string field, and reads
-    invalid UTF-8 inside a string as U+FFFD. A field of the wrong JSON type
-    parses to null.
-    """
-    speed, flow = parsed[SPEED], parsed[FLOW]
-    known = F.array(*(F.lit(name) for name in INPUT_FIELDS))
-    valid = (
-        parsed.isNotNull()
-        & (F.octet_length(record) <= MAX_INPUT_BYTES)
-        & F.is_valid_utf8(record)
-        & (speed.isNull() != flow.isNull())
-        & (F.size(F.array_except(F.json_object_keys(record), known)) == 0)
-        & record.rlike(f'"{LOCATION_ID}"\\s*:\\s*"')
-        & (F.length(parsed[LOCATION_ID]) > 0)
-    )
-    for name in REQUIRED_FIELDS:
-        valid = valid & parsed[name].isNotNull()
-    for name, (low, high) in RANGES.items():
-        # NaN sorts above every number in Spark, so it is out of every range
-        in_range = parsed[name].between(low, high)
-        valid = valid & (in_range if name not in KINDS else F.coalesce(in_range, F.lit(True)))
-    return valid
-
-
 def parse(ingested: DataFrame, metric: Any = PARSE_METRIC) -> DataFrame:
     """Typed columns of each valid record; malformed ones are counted and dropped.
 
     ``metric`` is the name (or a ``pyspark.sql.Observation``) of the observed metric
     with ``records`` and ``malformed`` counts; a streaming query reports it in each
-    progress event. Malformed: what :mod:`ground.malformed` says (:func:`valid_input`).
+    progress event. Malformed: what :mod:`ground.malformed` says
+    (:func:`ground.malformed_spark.valid_input`).
     """
     parsed = ingested.withColumn("_p", F.from_json(F.col(RECORD), INPUT_SCHEMA))
     speed = F.col(f"_p.{SPEED}")
-    valid = valid_input(F.col(RECORD), F.col("_p"))
-    flagged = parsed.withColumn("_valid", F.coalesce(valid, F.lit(False)))
+    flagged = parsed.withColumn("_valid", valid_input(F.col(RECORD), F.col("_p").getField))
     observed = flagged.observe(
         metric,
         F.count(F.lit(1)).alias("records"),

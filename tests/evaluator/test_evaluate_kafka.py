@@ -240,7 +240,7 @@ def test_refuses_create_time_topic_before_reading(kafka_bootstrap, create_time_r
 def test_engines_refuse_records_not_stamped_by_the_broker(kafka_bootstrap, create_time_run, engine):
     # behind the topic check: a topic switched to CreateTime after the check
     if engine == "spark":
-        from evaluator.spark_engine import evaluate_frames
+        from evaluator.spark.evaluation import evaluate_frames
     else:
         from evaluator.evaluation import evaluate_pandas as evaluate_frames
     config = EvaluatorConfig(engine=engine)

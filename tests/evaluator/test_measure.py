@@ -2,6 +2,8 @@
 
 import dataclasses
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -382,3 +384,9 @@ def test_a_job_started_behind_a_backlog_reports_its_first_output_and_catch_up():
         "catch_up"
         not in build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", plain)["throughput"]
     )
+
+
+def test_a_pandas_evaluation_loads_no_pyspark():
+    # the Spark engine is imported when it is chosen, not by every evaluation
+    code = "import evaluator.evaluation, sys; assert 'pyspark' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -3,9 +3,9 @@
 import pandas as pd
 import pytest
 
-from evaluator import spark_engine
 from evaluator.expected import expected_outputs
 from evaluator.reader import MALFORMED, TIMESTAMP_TYPE
+from evaluator.spark import expected as spark_expected
 from ground import contract as s
 from ground.stages import stage as stage_table
 from tests.evaluator.test_expected import ROWS, valued
@@ -23,7 +23,7 @@ def test_expected_outputs_match_pandas(spark, stage):
     )
     # a missing measurement is null in Spark (NaN in pandas), as from_json reads it
     rows = rows.astype(object).where(rows.notna(), None)
-    got = spark_engine._expected(stage, spark.createDataFrame(rows), 3, (1, 2)).toPandas()
+    got = spark_expected.expected_outputs(stage, spark.createDataFrame(rows), 3, (1, 2)).toPandas()
     assert set(got.columns) == set(want.columns)
     key = list(stage_table(stage).identity)
     want = want.astype({c: str for c in key if want[c].dtype.name == "category"})

@@ -102,3 +102,11 @@ def test_ranges_hold_every_field_with_a_number_and_real_values_fit():
     for name, (low, high) in m.RANGES.items():
         assert low <= GOOD.get(name, low) <= high
     assert len(encode(GOOD)) < m.MAX_INPUT_BYTES
+
+
+def test_every_message_field_has_one_type_and_inputs_check_it():
+    names = {v for k, v in vars(s).items() if k.isupper() and isinstance(v, str)}
+    fields = names - {s.STRING, s.INT32, s.INT64, s.FLOAT64, s.RECORD}
+    assert set(s.FIELD_TYPES) == fields
+    assert set(s.FIELD_TYPES.values()) == {s.STRING, s.INT32, s.INT64, s.FLOAT64}
+    assert list(m.TYPES) == list(s.INPUT_FIELDS)
