@@ -66,6 +66,19 @@ REPORT_HTML: Final = "report.html"
 Kind = Literal["run", "suite", "capacity"]
 
 
+def suite_run(name: str, suite_dir: Path) -> Path:
+    """Where a run that ``suite_dir``'s comparison.json names (by the path it was written
+    at) is now. First a directory of its name inside the suite directory: a suite kept
+    with its runs (docs/reference-data/ keeps one so) reads its own copies, even where the
+    originals still exist. Else where it was written; else the directory of its name beside
+    the suite, where a suite writes its runs, for results that moved."""
+    written = Path(name)
+    inside = suite_dir / written.name
+    if inside.is_dir():
+        return inside
+    return written if written.is_dir() else suite_dir.parent / written.name
+
+
 def kind(path: Path) -> Kind:
     """Which results directory ``path`` is, by the file that only that kind holds;
     EvaluationError naming ``path`` when it is none of them."""

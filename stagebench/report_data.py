@@ -88,8 +88,8 @@ def load_run(run_dir: Path) -> RunData:
 
 
 def located(name: str | None, beside: Path) -> Path | None:
-    """A run directory named in comparison.json or capacity.json: where it was written, or,
-    when the results have moved, the directory of that name in ``beside``."""
+    """A probe's run directory named in capacity.json: where it was written, or, when the
+    results have moved, the directory of that name in ``beside``."""
     if not name:
         return None
     path = Path(name)
@@ -97,12 +97,12 @@ def located(name: str | None, beside: Path) -> Path | None:
 
 
 def suite_runs(suite_dir: Path, doc: dict[str, Any]) -> list[tuple[str, int | None, Path]]:
-    """Every run of a suite as (stage/impl, round, directory), in ladder order; a suite
-    writes its runs beside its own directory."""
+    """Every run of a suite as (stage/impl, round, directory), in ladder order, each
+    where :func:`ground.rundir.suite_run` finds it."""
     runs = []
     for row in doc["stages"]:
         for name, round_ in zip(row["run_dirs"], row["run_rounds"], strict=True):
-            path = located(name, suite_dir.parent)
-            if path is not None:
+            if name:
+                path = rundir.suite_run(name, suite_dir)
                 runs.append((f"{row['stage']}/{row['impl']}", round_, path))
     return runs

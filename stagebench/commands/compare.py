@@ -137,9 +137,6 @@ def suite_runs(paths: list[Path]) -> tuple[list[Path], list[int] | None]:
             f"{suite_dir / rundir.COMPARISON} is not a suite's comparison this version reads "
             f"({err}); compare its run directories instead"
         ) from err
-    # the suite wrote its runs beside itself: found there when the results moved
-    run_dirs = [
-        d if (d := Path(name)).is_dir() else suite_dir.parent / d.name for name, _ in listed
-    ]
+    run_dirs = [rundir.suite_run(name, suite_dir) for name, _ in listed]
     rounds = [k for _, k in listed]
     return run_dirs, None if None in rounds else rounds
