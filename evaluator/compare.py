@@ -18,7 +18,7 @@ How an increment is judged depends on how its runs were made:
   suite hits both runs of a round alike;
 - in runs made apart, Welch–Satterthwaite on the runs' values;
 - with fewer than :data:`MIN_RUNS` runs of either stage, neither: the interval
-  combines the runs' own bootstrap intervals (asymmetric bounds kept) and so
+  combines the runs' own within-run intervals (asymmetric bounds kept) and so
   measures only within-run precision, and the increment gets no verdict. Runs
   of a join whose own intervals said ±2 % differed by up to 19 %.
 
@@ -84,7 +84,7 @@ INCREMENT_NOTE = (
 )
 NO_VERDICT = (
     f"fewer than {MIN_RUNS} runs of a stage: its interval combines the runs' own "
-    "bootstrap intervals and leaves out run-to-run variation, which is larger (one join's "
+    "within-run intervals and leaves out run-to-run variation, which is larger (one join's "
     "runs differed by up to 19 % where each run's interval said ±2 %); repeat the stages "
     f"(suite --repeat {MIN_RUNS}) for a verdict"
 )
@@ -355,7 +355,7 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _intervals(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """p50_ci95, p99_ci95 and ci_method of a group of runs: across the runs when two
-    or more have the percentile, else the one run's bootstrap interval, else None."""
+    or more have the percentile, else the one run's within-run interval, else None."""
     out: dict[str, Any] = {"ci_method": None}
     for q in CI_QUANTILES:
         measured = [r for r in runs if r[q] is not None]
@@ -384,7 +384,7 @@ def increment(
       per-round differences (:func:`paired_t`);
     - :data:`WELCH`, at least :data:`MIN_RUNS` runs of each stage made apart:
       Welch–Satterthwaite on the runs' values (:func:`welch`);
-    - :data:`WITHIN_RUN`, fewer runs, each with its own bootstrap interval: the
+    - :data:`WITHIN_RUN`, fewer runs, each with its own within-run interval: the
       increment's interval from those (:func:`mover`), no p-value (no verdict:
       :data:`NO_VERDICT`);
 

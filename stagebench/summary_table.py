@@ -7,7 +7,7 @@ from evaluator.compare import format_cell
 
 
 def _with_interval(summary: dict[str, Any], q: str) -> str:
-    """pXX, then its 95 % bootstrap interval when the run has one: "101.5 [98.0–105.0]"."""
+    """pXX, then its 95 % within-run interval when the run has one: "101.5 [98.0–105.0]"."""
     value = summary["latency_ms"][q]
     bounds = (summary.get("confidence") or {}).get(q)
     if bounds is None or value is None:
