@@ -74,11 +74,11 @@ def child_consume(bootstrap: str, topic: str) -> dict:
     """The floor: every record fetched into Python, nothing else done."""
     from confluent_kafka import TopicPartition
 
-    from evaluator import reader
+    from evaluator import consume
 
     started = time.monotonic()
-    consumer = reader._consumer(bootstrap)
-    ranges = reader.end_offsets(consumer, topic)
+    consumer = consume._consumer(bootstrap)
+    ranges = consume.end_offsets(consumer, topic)
     consumer.assign([TopicPartition(topic, p, lo) for p, (lo, _) in ranges.items()])
     total, seen = sum(hi - lo for lo, hi in ranges.values()), 0
     while seen < total:

@@ -4,7 +4,7 @@ One frozen dataclass, validated once; build it from a TOML section or CLI
 overrides with :func:`ground.config.from_mapping`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ground.config import require
@@ -24,45 +24,96 @@ the settings loads no numpy."""
 class EvaluatorConfig:
     """How a run's outputs are evaluated.
 
-    ``warmup_s``: seconds trimmed after the first input (None: 10 % of the run,
-    0 keeps everything). ``end_cut_s``: seconds trimmed before the last input.
     The same time rule selects outputs and expected outputs (by their
     ``input_ts_latest``), so completeness and latency describe the same records.
-    ``sliding_window_s``, ``lookback_short_s``, ``lookback_long_s``: the sliding
-    stage's window and the two seconds its relative changes compare with (the
-    pipeline's ``window_length_ms`` and ``lookback_*_ms``), for the expected outputs.
-    ``read_before_s``: read the topics only from this many seconds before the run's marked
-    start of its measured period (None: whole topics), with the pandas engine, for a
-    stage that writes one output per input and a run without disturbances
-    (:func:`evaluator.evaluation.read_from_ms`); a capacity probe's evaluation then reads
-    its measured period, not its lead-in and warm-up.
-    ``recovery_baseline_s``, ``recovery_threshold``: after a disturbance (a burst, a
-    fault) latency has recovered when its per-second p50 is back within this fraction
-    of its median over the seconds before (:mod:`evaluator.recovery`).
-    ``steady_tolerance``: the change of the per-second p50 over the measured period, as a
-    share of its median, that still counts as steady (:mod:`evaluator.steady`); a run's
-    auto warm-up ends only once its latency has settled to it. Set it no larger than the
-    smallest increment you want to resolve between stages or settings: a period is called
-    steady only when the whole 95 % interval of its drift lies within ±tolerance, and
-    such a drift moves the period's p50 by about half that or less, so two steady runs
-    do not differ by the tolerance through drift alone. The smaller it is, the longer a
-    period must be to be called steady: the interval narrows as √seconds.
+    ``read_before_s`` holds for a stage that writes one output per input and a run without
+    disturbances (:func:`evaluator.run_topics.read_from_ms`): a capacity probe's evaluation
+    then reads its measured period, not its lead-in and warm-up.
+    ``steady_tolerance``: set it no larger than the smallest increment you want to resolve
+    between stages or settings: a period is called steady only when the whole 95 % interval
+    of its drift lies within ±tolerance, and such a drift moves the period's p50 by about
+    half that or less, so two steady runs do not differ by the tolerance through drift
+    alone. The smaller it is, the longer a period must be to be called steady: the interval
+    narrows as √seconds.
     """
 
-    warmup_s: float | None = None
-    end_cut_s: float = 0.0
-    engine: Literal["pandas", "spark"] = "pandas"
-    log_scale: bool = False
-    sliding_window_s: int = 3
-    lookback_short_s: int = 1
-    lookback_long_s: int = 2
-    batch_size: int = 50_000
-    idle_timeout_s: float = 30.0
-    plots: bool = True
-    read_before_s: float | None = None
-    recovery_baseline_s: float = 20.0
-    recovery_threshold: float = 0.2
-    steady_tolerance: float = STEADY_TOLERANCE
+    warmup_s: float | None = field(
+        default=None,
+        metadata={
+            "help": "seconds trimmed after the first input or the run's start mark "
+            "(0 keeps everything)",
+            "default": "10 % of the run",
+        },
+    )
+    end_cut_s: float = field(
+        default=0.0, metadata={"help": "seconds trimmed before the last input"}
+    )
+    engine: Literal["pandas", "spark"] = field(
+        default="pandas",
+        metadata={
+            "help": "evaluate in pandas, or as a Spark batch job for runs too big for memory"
+        },
+    )
+    log_scale: bool = field(default=False, metadata={"help": "log-scale latency plots"})
+    sliding_window_s: int = field(
+        default=3,
+        metadata={
+            "help": "the sliding stage's window, seconds (the pipeline's "
+            "window_length_ms), for the expected outputs"
+        },
+    )
+    lookback_short_s: int = field(
+        default=1,
+        metadata={
+            "help": "the sliding stage's short lookback, seconds (the pipeline's "
+            "lookback_short_ms), for the expected outputs"
+        },
+    )
+    lookback_long_s: int = field(
+        default=2,
+        metadata={
+            "help": "the sliding stage's long lookback, seconds (the pipeline's "
+            "lookback_long_ms), for the expected outputs"
+        },
+    )
+    batch_size: int = field(
+        default=50_000, metadata={"help": "records the reader takes from Kafka at a time"}
+    )
+    idle_timeout_s: float = field(
+        default=30.0,
+        metadata={"help": "seconds without a record before the reader gives up on a topic"},
+    )
+    plots: bool = field(default=True, metadata={"help": "draw the PNG plots"})
+    read_before_s: float | None = field(
+        default=None,
+        metadata={
+            "help": "with the pandas engine, read the topics only from this many "
+            "seconds before the run's marked start of its measured period",
+            "default": "whole topics",
+        },
+    )
+    recovery_baseline_s: float = field(
+        default=20.0,
+        metadata={
+            "help": "after a disturbance (a burst, a fault): the seconds before it whose "
+            "median per-second p50 latency must come back (evaluator.recovery)"
+        },
+    )
+    recovery_threshold: float = field(
+        default=0.2,
+        metadata={
+            "help": "after a disturbance, latency has recovered when its per-second p50 "
+            "is back within this fraction of the baseline's median"
+        },
+    )
+    steady_tolerance: float = field(
+        default=STEADY_TOLERANCE,
+        metadata={
+            "help": "the change of the per-second p50 over the measured period, as a "
+            "share of its median, that still counts as steady (evaluator.steady); a "
+            "run's auto warm-up ends only once its latency has settled to it"
+        },
+    )
 
     def __post_init__(self) -> None:
         require(

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from evaluator.compare import Comparison
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from ground import rundir
 
@@ -121,6 +123,28 @@ def _disturbances(axes, recovery: dict[str, Any] | None, first_s: int) -> None:
                 label = "recovered" if i == first_recovered else "_"
                 axis.axvline(end + w["recovery_s"], color="tab:green", linestyle="--", label=label)
         axis.legend()
+
+
+def comparison_plots(comparison: Comparison, out_dir: Path, log_scale: bool = False) -> list[Path]:
+    """The plots of a stage table: p50/p99 bars with intervals and increments, and the
+    per-stage distributions side by side (from each run's latencies.parquet); the paths
+    written."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = comparison.rows
+    paths = [increments(rows, out_dir / rundir.COMPARE_INCREMENTS, comparison.differences)]
+    samples, labels = [], []
+    for r in rows:
+        path = Path(r["run_dir"]) / rundir.LATENCIES
+        if path.exists():
+            frame = pd.read_parquet(path, columns=[LATENCY, IN_RANGE])
+            samples.append(frame.loc[frame[IN_RANGE], LATENCY].to_numpy())
+        else:
+            log.warning("%s missing: no distribution for %s", path, r["run_dir"])
+            samples.append(np.zeros(0))
+        labels.append(f"{r['stage']}\n({r['impl']})")
+    paths.append(distributions(labels, samples, out_dir / rundir.COMPARE_DISTRIBUTIONS, log_scale))
+    return paths
 
 
 def distributions(

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from evaluator import hdrlog, plots
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
+from evaluator.number_format import format_exact
 from evaluator.stats import STAT_KEYS
 from ground import rundir
 from ground.errors import EvaluationError
@@ -112,7 +113,7 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     ]
     for key in STAT_KEYS:
         a, b = summary["latency_ms"][key], summary["latency_earliest_ms"][key]
-        lines.append(f"| {key} | {_fmt(a)} | {_fmt(b)} |")
+        lines.append(f"| {key} | {format_exact(a)} | {format_exact(b)} |")
     lines += [
         "",
         f"Percentiles: {summary['evaluation']['percentile_method']}.",
@@ -124,7 +125,7 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
     ]
     by_kind = summary["records"].get("malformed_inputs_by_kind")
     lines += [
-        f"| {k} | {_fmt(v)} |"
+        f"| {k} | {format_exact(v)} |"
         for k, v in summary["records"].items()
         if k != "malformed_inputs_by_kind"
     ]
@@ -138,11 +139,12 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         "",
         "## Throughput",
         "",
-        f"Input {_fmt(thr['input_mps'])} msg/s, output {_fmt(thr['output_mps'])} msg/s over the "
-        f"measured period of {_fmt(thr['seconds'])} s (warm-up {period['warmup_ms']} ms, "
+        f"Input {format_exact(thr['input_mps'])} msg/s, output "
+        f"{format_exact(thr['output_mps'])} msg/s over the "
+        f"measured period of {format_exact(thr['seconds'])} s (warm-up {period['warmup_ms']} ms, "
         f"end cut {period['end_cut_ms']} ms), each record by its own broker timestamp. "
-        f"Peak output {_fmt(thr.get('peak_output_mps'))} msg/s (busiest broker second); "
-        f"first output {_fmt(thr.get('first_output_delay_ms'))} ms after the first input.",
+        f"Peak output {format_exact(thr.get('peak_output_mps'))} msg/s (busiest broker second); "
+        f"first output {format_exact(thr.get('first_output_delay_ms'))} ms after the first input.",
         "",
     ]
     lines += _conditions(summary)
@@ -172,7 +174,9 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
     lines = ["## Conditions", ""]
     if warmup := summary.get("warmup"):
         settled = {True: ", settled", False: ", not settled"}.get(warmup.get("settled"), "")
-        lines.append(f"- warm-up: {warmup.get('mode')}, {_fmt(warmup.get('seconds'))} s{settled}")
+        lines.append(
+            f"- warm-up: {warmup.get('mode')}, {format_exact(warmup.get('seconds'))} s{settled}"
+        )
     if steady := summary.get("steady_state"):
         lo, hi = steady["ci95"]
         lines.append(
@@ -183,8 +187,8 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
     confidence = summary.get("confidence") or {}
     for q in ("p50", "p99"):
         if bounds := confidence.get(q):
-            lines.append(f"- {q} 95 % interval: {_fmt(bounds[0])}–{_fmt(bounds[1])} ms "
-                         f"({confidence.get('method')})")  # fmt: skip
+            low, high = (format_exact(b) for b in bounds)
+            lines.append(f"- {q} 95 % interval: {low}–{high} ms ({confidence.get('method')})")
     read = summary["evaluation"]
     if read.get("from_ms") is not None:
         before = summary["period"]["measured_from_ms"] - read["from_ms"]
@@ -196,17 +200,18 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
     if machine := summary.get("machine"):
         busy, saturated = machine.get("cpu_total_pct_mean"), _pct(machine.get("saturated_share"))
         lines.append(
-            f"- machine: {machine.get('cores')} cores, busy {_fmt(busy)} % of a core on average, "
-            f"saturated in {_fmt(saturated)} % of the seconds; other processes "
-            f"{_fmt(machine.get('cpu_outside_run_pct_mean'))} %, steal "
-            f"{_fmt(machine.get('steal_pct_mean'))} % of a core"
+            f"- machine: {machine.get('cores')} cores, busy {format_exact(busy)} % of a core "
+            "on average, "
+            f"saturated in {format_exact(saturated)} % of the seconds; other processes "
+            f"{format_exact(machine.get('cpu_outside_run_pct_mean'))} %, steal "
+            f"{format_exact(machine.get('steal_pct_mean'))} % of a core"
         )
         if broker := machine.get("broker"):
             lines.append(f"- broker: {_broker(broker)}")
         if pace := machine.get("pace"):
             lines.append(
-                f"- pace: {_fmt(pace.get('before_ms'))} ms before the run, "
-                f"{_fmt(pace.get('after_ms'))} ms after ({pace.get('work')})"
+                f"- pace: {format_exact(pace.get('before_ms'))} ms before the run, "
+                f"{format_exact(pace.get('after_ms'))} ms after ({pace.get('work')})"
             )
     return [*lines, ""] if len(lines) > 2 else []
 
@@ -221,8 +226,8 @@ def _broker(broker: dict[str, Any]) -> str:
         else (f"container {', '.join(broker['containers'])} ({', '.join(broker['images'])})")
     )
     return (
-        f"{where}, {_fmt(broker.get('cpu_percent_mean'))} % of a core on average, "
-        f"at most {_fmt(broker.get('rss_mb_max'))} MB resident"
+        f"{where}, {format_exact(broker.get('cpu_percent_mean'))} % of a core on average, "
+        f"at most {format_exact(broker.get('rss_mb_max'))} MB resident"
     )
 
 
@@ -276,13 +281,5 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
             w["recovery_s"],
             {True: "yes", False: "no", None: "no baseline"}[w["recovered"]],
         ]
-        lines.append("| " + " | ".join(_fmt(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(format_exact(c) for c in cells) + " |")
     return [*lines, ""]
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".")
-    return str(value)

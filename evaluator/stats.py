@@ -10,6 +10,8 @@ same way). Keys of a statistics dict::
 count is 0 and every other key is None.
 """
 
+from typing import Any, Final
+
 import numpy as np
 import pandas as pd
 
@@ -26,7 +28,7 @@ PERCENTILES: dict[str, float] = {
     "p99_9": 99.9,
     "p99_99": 99.99,
 }
-METHOD = "linear"
+METHOD: Final = "linear"
 STAT_KEYS = ("count", "mean", "min", *PERCENTILES, "max")
 
 
@@ -68,13 +70,13 @@ def grouped_percentiles(
         packed.sort()
         k = packed // span
 
-        def value_at(idx):
+        def value_at(idx: np.ndarray) -> Any:
             return (packed[idx] - k[idx] * span + vmin).astype(np.float64)
     else:
         order = np.lexsort((values, keys))
         k, v = keys[order] - kmin, values[order].astype(np.float64)
 
-        def value_at(idx):
+        def value_at(idx: np.ndarray) -> Any:
             return v[idx]
 
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])

@@ -3,6 +3,7 @@
 import pandas as pd
 
 from evaluator.latency import Period
+from evaluator.result import Throughput
 
 
 def throughput(
@@ -12,19 +13,19 @@ def throughput(
     peak_output_mps: int | None,
     first_output_delay_ms: int | None,
     drain_ms: int | None = None,
-) -> dict[str, float | int | None]:
-    """The ``throughput`` section (see :func:`build_summary`): ``inputs`` and
-    ``outputs`` are the records whose own broker timestamp lies in the measured
+) -> Throughput:
+    """summary.json's ``throughput`` (:class:`evaluator.result.Throughput`): ``inputs``
+    and ``outputs`` are the records whose own broker timestamp lies in the measured
     period; ``drain_ms``: the last output's broker timestamp minus the last input's."""
     secs = period.seconds
-    return {
-        "input_mps": inputs / secs if secs > 0 else None,
-        "output_mps": outputs / secs if secs > 0 else None,
-        "seconds": secs,
-        "peak_output_mps": peak_output_mps,
-        "first_output_delay_ms": first_output_delay_ms,
-        "drain_ms": drain_ms,
-    }
+    return Throughput(
+        input_mps=inputs / secs if secs > 0 else None,
+        output_mps=outputs / secs if secs > 0 else None,
+        seconds=secs,
+        peak_output_mps=peak_output_mps,
+        first_output_delay_ms=first_output_delay_ms,
+        drain_ms=drain_ms,
+    )
 
 
 def peak_output(series: pd.DataFrame) -> int | None:

@@ -1,4 +1,5 @@
-"""Every file of a run directory and of a suite directory, named once.
+"""Every file of a run directory and of a suite directory, named once, and where the
+runs a suite lists are.
 
 A run directory ``results/<UTC time>-<stage>-<run id>/`` is written by three
 hands: the bench (configuration, status, resources, the publisher's summary),
@@ -6,6 +7,8 @@ the Spark job (its configuration, progress and readiness) and the evaluator
 (summary, latencies, report). Each file is written once and never overwritten.
 """
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -77,6 +80,41 @@ def suite_run(name: str, suite_dir: Path) -> Path:
     if inside.is_dir():
         return inside
     return written if written.is_dir() else suite_dir.parent / written.name
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run a suite's comparison.json lists: its row's stage and implementation, the
+    round it was made in (None when the suite recorded none) and where it is now."""
+
+    stage: str
+    impl: str
+    round: int | None
+    path: Path
+
+
+def suite_runs(suite_dir: Path) -> list[SuiteRun]:
+    """Every run ``suite_dir``'s comparison.json lists, in its rows' (ladder) order, each
+    where :func:`suite_run` finds it; EvaluationError naming the file when it is missing
+    or not a suite's comparison this version reads."""
+    path = suite_dir / COMPARISON
+    try:
+        rows = json.loads(path.read_text())["stages"]
+        listed = [
+            (row["stage"], row["impl"], name, number)
+            for row in rows
+            for name, number in zip(row["run_dirs"], row["run_rounds"], strict=True)
+        ]
+    except (OSError, KeyError, TypeError, ValueError) as err:
+        raise EvaluationError(
+            f"{path} is not a suite's comparison this version reads ({err}); use its run "
+            "directories instead"
+        ) from err
+    return [
+        SuiteRun(stage, impl, number, suite_run(name, suite_dir))
+        for stage, impl, name, number in listed
+        if name
+    ]
 
 
 def kind(path: Path) -> Kind:

@@ -7,11 +7,11 @@ Build it with ``ground.config.from_mapping(PublisherConfig, mapping,
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ground.config import require
-from publisher.workload import workload
+from publisher.workload import NAMES, workload
 
 Acks = Literal["0", "1", "all"]
 
@@ -22,50 +22,103 @@ DEFAULT_DURATION_S = 60.0
 
 @dataclass(frozen=True)
 class PublisherConfig:
-    rate: float | None = None
-    """Base rate, messages/s over both topics (default 400 unless ``locations`` is set)."""
-    locations: int | None = None
-    """Number of base locations; the rate follows from their lanes."""
-    min_lanes: int = 1
-    max_lanes: int = 5
-    seed: int = 42
-    time_scale: float = 1.0
-    """Data minutes published per wall-clock second."""
-    start_minute: int = 420
-    """Time of day of the first data minute (minutes after midnight; 420 = 07:00, rush hour)."""
-    workload: str = "latency"
-    """One of :data:`publisher.workload.NAMES`."""
-    burst_messages: int = 38_000
-    """periodic-burst: extra messages per burst."""
-    burst_every_s: float = 10.0
-    burst_duration_s: float = 1.0
-    """periodic-burst: the burst is spread over this long (0: all due at once)."""
-    backlog_s: float = 300.0
-    """single-burst: seconds published at ``backlog_rate`` before the base rate."""
-    backlog_rate: float = 6_000.0
-    ramp_rates: tuple[float, ...] = ()
-    """ramp: rates (messages/s), one per step."""
-    ramp_step_s: float = 10.0
-    lead_in_s: float = 0.0
-    """latency: seconds published at ``lead_in_share`` of the rate before the rate itself.
-    A capacity probe warms its job up this way: a cold job at the full rate builds a
+    rate: float | None = field(
+        default=None,
+        metadata={
+            "help": "base rate, messages/s over both topics",
+            "default": f"{DEFAULT_RATE:g}, unless locations are given",
+        },
+    )
+    locations: int | None = field(
+        default=None,
+        metadata={
+            "help": "number of base locations; the rate follows from their lanes",
+            "default": "from the rate",
+        },
+    )
+    min_lanes: int = field(default=1, metadata={"help": "fewest lanes per location"})
+    max_lanes: int = field(default=5, metadata={"help": "most lanes per location"})
+    seed: int = field(default=42, metadata={"help": "seed of the synthetic data"})
+    time_scale: float = field(
+        default=1.0, metadata={"help": "data minutes published per wall-clock second"}
+    )
+    start_minute: int = field(
+        default=420,
+        metadata={
+            "help": "time of day of the first data minute, minutes after midnight "
+            "(420 = 07:00, rush hour)"
+        },
+    )
+    workload: str = field(
+        default="latency", metadata={"help": "shape of the load over time", "choices": NAMES}
+    )
+    burst_messages: int = field(
+        default=38_000, metadata={"help": "periodic-burst: extra messages per burst"}
+    )
+    burst_every_s: float = field(
+        default=10.0, metadata={"help": "periodic-burst: seconds between bursts"}
+    )
+    burst_duration_s: float = field(
+        default=1.0,
+        metadata={"help": "periodic-burst: seconds a burst is spread over, 0 = all due at once"},
+    )
+    backlog_s: float = field(
+        default=300.0,
+        metadata={"help": "single-burst: seconds published at backlog_rate before the base rate"},
+    )
+    backlog_rate: float = field(
+        default=6_000.0, metadata={"help": "single-burst: messages/s of the backlog"}
+    )
+    ramp_rates: tuple[float, ...] = field(
+        default=(), metadata={"help": "ramp: messages/s, one per step (comma-separated)"}
+    )
+    ramp_step_s: float = field(default=10.0, metadata={"help": "ramp: seconds per step"})
+    lead_in_s: float = field(
+        default=0.0,
+        metadata={
+            "help": "latency: seconds published at lead_in_share of the rate before the rate itself"
+        },
+    )
+    """A capacity probe warms its job up this way: a cold job at the full rate builds a
     start-up backlog it may still be draining when measured (falling latency above
     capacity), where after a lead-in a rate above capacity shows rising latency."""
-    lead_in_share: float = 0.5
-    faulty_fraction: float = 0.01
-    """faulty-event: share of all records that are malformed (extra to the valid ones)."""
-    duration_s: float | None = None
-    """Run length; default 60 s (single-burst: backlog + 60 s, ramp: all steps, replay: EOF)."""
-    max_messages: int | None = None
-    acks: Acks = "all"
-    linger_ms: float = 1.0
-    speed_topic: str = "speed"
-    flow_topic: str = "flow"
-    from_file: str | None = None
-    """Replay this file instead of synthetic data: JSON lines of input messages, or an NDW
-    export (:mod:`publisher.ndw`), told apart by its first lines."""
-    behind_warn_ms: float = 100.0
-    """Warn when sends fall this far behind the schedule."""
+    lead_in_share: float = field(
+        default=0.5, metadata={"help": "latency: share of the rate published in the lead-in"}
+    )
+    faulty_fraction: float = field(
+        default=0.01,
+        metadata={
+            "help": "faulty-event: share of all records that are malformed (extra to the "
+            "valid ones), of nine kinds in turn"
+        },
+    )
+    duration_s: float | None = field(
+        default=None,
+        metadata={
+            "help": "seconds to publish",
+            "default": f"{DEFAULT_DURATION_S:g}; single-burst: backlog + "
+            f"{DEFAULT_DURATION_S:g}; ramp: all steps; replay: the whole file",
+        },
+    )
+    max_messages: int | None = field(
+        default=None, metadata={"help": "stop after this many messages"}
+    )
+    acks: Acks = field(default="all", metadata={"help": "producer acks"})
+    linger_ms: float = field(default=1.0, metadata={"help": "producer linger.ms"})
+    speed_topic: str = field(default="speed", metadata={"help": "topic of speed observations"})
+    flow_topic: str = field(default="flow", metadata={"help": "topic of flow observations"})
+    from_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "replay this file instead of synthetic data: JSON lines of "
+            "stagebench's messages, or an NDW export (publisher.ndw), told apart by its "
+            "first lines, speed and flow twins paired",
+            "default": "synthetic",
+        },
+    )
+    behind_warn_ms: float = field(
+        default=100.0, metadata={"help": "warn when sends fall this many ms behind the schedule"}
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.ramp_rates, list):

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.ab import WITHHELD, ABComparison, Change, Regression
-from evaluator.compare import ALPHA, WITHIN_RUN, format_interval, format_ms
+from evaluator.increments import WITHIN_RUN
+from evaluator.number_format import format_estimate, format_ms
+from evaluator.significance import ALPHA
 
 # (header, left-aligned, cell of a change)
 _COLUMNS = (
@@ -16,8 +18,7 @@ _COLUMNS = (
     ("", True, lambda c: c.quantile),
     ("A", False, lambda c: format_ms(c.a_ms)),
     ("B", False, lambda c: format_ms(c.b_ms)),
-    ("B − A [95 %]", False, lambda c: f"{format_ms(c.change_ms, signed=True)} "
-     f"{format_interval(list(c.ci95) if c.ci95 else None, signed=True)}".rstrip()),
+    ("B − A [95 %]", False, lambda c: format_estimate(c.change_ms, _ci(c), signed=True)),
     ("change", False, lambda c: _percent(c.relative)),
     ("verdict", True, lambda c: c.verdict),
     ("runs", False, lambda c: f"{c.runs[0]}/{c.runs[1]}"),
@@ -84,10 +85,13 @@ def _table(changes: Sequence[Change]) -> list[str]:
     return [line(headers), "  ".join("-" * w for w in widths), *(line(b) for b in body)]
 
 
+def _ci(c: Change) -> list[float] | None:
+    return list(c.ci95) if c.ci95 else None
+
+
 def _change(c: Change) -> str:
     """ "join p99 +25.0 % (+112 ms [+80–+144])"."""
-    interval = format_interval(list(c.ci95) if c.ci95 else None, signed=True)
-    ms = f"{format_ms(c.change_ms, signed=True)} ms {interval}".rstrip()
+    ms = format_estimate(c.change_ms, _ci(c), signed=True, unit=" ms")
     return f"{c.stage} {c.quantile} {_percent(c.relative)} ({ms})"
 
 

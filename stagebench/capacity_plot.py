@@ -4,7 +4,7 @@ rate, and latency through time.
 The top left panel places every probe's p50 and p99 on the offered rate, marked
 by verdict, with the capacity, its 95 % interval and the p50 limit drawn. Below
 it, on the same rates, each probe's outcome (1: passed, 0: failed) and the
-fitted probability of passing (:func:`stagebench.capacity.pass_band`: the
+fitted probability of passing (:func:`stagebench.capacity_fit.pass_band`: the
 posterior median and its 95 % band), whose 0.5 crossing is the capacity. A
 verdict often rests on a trend, which neither panel can show, so the right panel
 draws the per-second p50 through the two probes at the ends of the bracket the
@@ -20,7 +20,7 @@ import numpy as np
 
 from evaluator.summary_file import read_summary
 from ground import rundir
-from stagebench.capacity import pass_band
+from stagebench.capacity_fit import pass_band
 
 STYLES = {"sustainable": ("tab:green", "o"), "unsustainable": ("tab:red", "x"),
           "publisher-bound": ("tab:gray", "s")}  # fmt: skip

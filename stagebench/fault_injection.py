@@ -1,16 +1,126 @@
-"""Stopping a broker and killing an executor, for the faults of :mod:`stagebench.faults`."""
+"""Injecting the faults of :mod:`stagebench.faults` into a run's measured period: one
+action per fault (:data:`ACTIONS`: stopping the broker, killing the job or one executor),
+and the window each leaves in broker time, from which the evaluator measures recovery."""
 
 import logging
 import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import psutil
 
 from ground.errors import ConfigError, SparkError
 from ground.kafka.broker import EmbeddedBroker
+from stagebench.broker_clock import BrokerClock
+from stagebench.console import Console
+from stagebench.engine import Engine
+from stagebench.faults import BROKER_FAULTS
+from stagebench.health import HealthMonitor
+from stagebench.settings import RunConfig
 
 log = logging.getLogger(__name__)
 
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+FAULT_END_MARK_ATTEMPTS = 15
+"""After a fault the publisher reconnects with librdkafka's backoff (up to 10 s)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a fault's action leaves to record."""
+
+    down_ms: int | None = None
+    """When the system was down by this machine's clock (the broker's outage); None: at
+    the fault's start mark."""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class FaultInjector:
+    """Injects a run's fault (``run.fault``) and keeps the window it left (:attr:`faults`).
+
+    ``wait(seconds, what)`` waits out the broker's outage while the run's health is checked.
+    """
+
+    def __init__(
+        self,
+        run: RunConfig,
+        bootstrap: str,
+        console: Console,
+        engine: Engine,
+        health: HealthMonitor,
+        clock: BrokerClock,
+        wait: Callable[[float, str], None],
+    ):
+        self.run, self.console, self.engine, self.health = run, console, engine, health
+        self.clock, self.wait = clock, wait
+        self.faults: list[dict[str, Any]] = []
+        # a broker fault needs a broker it can restart: refused before anything starts
+        self._restartable = embedded_broker_of(bootstrap) if run.fault in BROKER_FAULTS else None
+
+    def inject(self) -> None:
+        """Inject the run's fault and record its window in broker time: from the last
+        input appended before it to the first appended after the system is back (the
+        broker answers again, the job runs again; instantly for a lost executor)."""
+        kind = self.run.fault
+        start_ms = self.clock.mark(f"start of the {kind}")
+        began = time.monotonic()
+        outcome = ACTIONS[kind](self)
+        back_after_ms = start_ms if outcome.down_ms is None else max(start_ms, outcome.down_ms)
+        end_ms = self.clock.mark(
+            f"end of the {kind}", after_ms=back_after_ms, attempts=FAULT_END_MARK_ATTEMPTS
+        )
+        seconds = round(time.monotonic() - began, 1)
+        self.faults.append({"kind": kind, "start_ms": start_ms, "end_ms": end_ms,
+                            "seconds": seconds, **outcome.detail})  # fmt: skip
+        self.console.step(f"{kind} over after {seconds:g} s; measuring the recovery")
+
+    def restart_broker(self, kill: bool) -> Outcome:
+        """Stop the embedded broker for ``fault_down_s``, then start it on its data; down
+        from the epoch ms at which it was stopped.
+
+        That moment is read from this machine's clock, which is the broker's: a broker
+        fault is refused for any broker but the embedded one here. It bounds every append
+        before the outage, including those the broker took while shutting down, after the
+        fault's start mark: the window ends at the first input appended after it.
+        """
+        assert self._restartable is not None
+        down = self.run.fault_down_s
+        how = "SIGKILL" if kill else "SIGTERM"
+        self.console.step(f"fault: stopping the broker ({how}) for {down:g} s")
+        with self.health.broker_outage():
+            self._restartable.stop_node(1, kill=kill)
+            stopped_ms = int(time.time() * 1000)
+            try:
+                self.wait(down, "broker down")
+            finally:  # an interrupted outage ends too: the broker is left as it was found
+                self._restartable.start_node(1)
+        return Outcome(down_ms=stopped_ms)
+
+    def restart_engine(self) -> Outcome:
+        """Kill the job's whole process group and start it again from its checkpoint."""
+        self.console.step("fault: killing the Spark job (SIGKILL to its process group)")
+        self.engine.kill()
+        with self.console.task("restarting the job from its checkpoint") as update:
+            self.engine.start(self.run.ready_timeout_s, self.health.check, update, True)
+        return Outcome()
+
+    def lose_worker(self) -> Outcome:
+        """Kill one executor; the master starts another."""
+        app = self.engine.app_id or ""
+        pid = kill_one_executor(app)
+        self.console.step(f"fault: killed executor {pid} of {app}")
+        return Outcome(detail={"executor_pid": pid})
+
+
+ACTIONS: Final[dict[str, Callable[[FaultInjector], Outcome]]] = {
+    "broker-restart": lambda injector: injector.restart_broker(kill=False),
+    "broker-kill": lambda injector: injector.restart_broker(kill=True),
+    "engine-restart": FaultInjector.restart_engine,
+    "worker-loss": FaultInjector.lose_worker,
+}
+"""What each fault of :data:`stagebench.faults.FAULTS` does."""
 
 
 def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:

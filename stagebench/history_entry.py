@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evaluator.comparison_rows import run_pace
+from evaluator.comparison_table import steady_text
 from evaluator.settings_diff import compared_settings, shown
 from evaluator.summary_file import read_summary
 from ground import rundir
@@ -85,12 +87,6 @@ def read_entry(path: Path) -> Entry:
         raise EvaluationError(f"{path}: not a {found} this version can index ({err!r})") from err
 
 
-def suite_members(suite_dir: Path) -> list[Path]:
-    """The run directories of a suite, beside it (where a suite writes them)."""
-    doc = json.loads((suite_dir / rundir.COMPARISON).read_text())
-    return [suite_dir.parent / Path(d).name for row in doc["stages"] for d in row["run_dirs"]]
-
-
 def _run(path: Path, summary: dict[str, Any]) -> Entry:
     run, lat, ci = summary["run"], summary["latency_ms"], summary.get("confidence") or {}
     figure = Figure(
@@ -108,11 +104,12 @@ def _run(path: Path, summary: dict[str, Any]) -> Entry:
 
 def _suite(path: Path) -> Entry:
     doc = json.loads((path / rundir.COMPARISON).read_text())
-    summaries = [read_summary(d) for d in suite_members(path) if (d / rundir.SUMMARY).is_file()]
+    members = [r.path for r in rundir.suite_runs(path)]
+    summaries = [read_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
     figures = [
         Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"], p50=r["p50"],
                p50_ci95=r.get("p50_ci95"), p99=r["p99"], p99_ci95=r.get("p99_ci95"),
-               steady=_verdicts(r.get("steady") or []))
+               steady=steady_text(r.get("steady") or []))
         for r in doc["stages"]
     ]  # fmt: skip
     run = (doc.get("settings") or {}).get("run") or {}
@@ -190,23 +187,12 @@ def key_settings(config: dict[str, Any]) -> dict[str, str]:
 
 
 def _pace(summary: dict[str, Any]) -> float | None:
-    pace = (summary.get("machine") or {}).get("pace") or {}
-    known = [v for v in (pace.get("before_ms"), pace.get("after_ms")) if v]
-    return round(statistics.fmean(known), 2) if known else None
+    return run_pace((summary.get("machine") or {}).get("pace"))
 
 
 def _machine_name(machine: dict[str, Any]) -> str:
     host, cores = machine.get("hostname") or "unknown host", machine.get("cores")
     return f"{host} ({cores} cores)" if cores else host
-
-
-def _verdicts(verdicts: list[str | None]) -> str | None:
-    known = [v or "unknown" for v in verdicts]
-    if not any(v != "unknown" for v in known):
-        return None
-    if len(known) == 1:
-        return known[0]
-    return ", ".join(f"{known.count(v)} {v}" for v in dict.fromkeys(known))
 
 
 def _time(path: Path, doc: dict[str, Any]) -> str:

@@ -17,8 +17,9 @@ from contextlib import closing, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+from ground import rundir
 from ground.errors import HistoryError, StagebenchError
-from stagebench.history_entry import Entry, Figure, read_entry, suite_members
+from stagebench.history_entry import Entry, Figure, read_entry
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,8 @@ def scan(results_dir: Path) -> tuple[list[Entry], list[str]]:
     problems = []
     for suite in (p for p in children if (p / "comparison.json").is_file()):
         try:
-            members.update(d.name for d in suite_members(suite))
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            members.update(r.path.name for r in rundir.suite_runs(suite))
+        except StagebenchError as err:
             problems.append(f"{suite}: its comparison.json lists no runs ({err!r})")
     entries = []
     for child in children:

@@ -3,18 +3,10 @@ lines under its first, only the columns that say something about the entries lis
 
 from collections.abc import Callable, Sequence
 
-from evaluator.compare import format_interval, format_ms
+from evaluator.number_format import format_estimate, format_ms
 from stagebench.history_entry import Entry, Figure
 
 Cell = Callable[[Entry, Figure], str]
-
-
-def _estimate(value: float | None, bounds: list[float] | None) -> str:
-    """ "228 [223–232]", whole ms from 10 ms (as the stage table prints them)."""
-    if value is None:
-        return "-"
-    digits = 0 if min(abs(v) for v in (value, *(bounds or ()))) >= 9.95 else 1
-    return f"{format_ms(value, digits=digits)} {format_interval(bounds, digits=digits)}".rstrip()
 
 
 def _load(e: Entry) -> str:
@@ -25,7 +17,7 @@ def _load(e: Entry) -> str:
 def _capacity(e: Entry) -> str:
     """The fitted capacity with its interval, else the bracket the search got to."""
     if e.capacity_mps is not None:
-        return f"{_estimate(e.capacity_mps, e.capacity_ci95_mps)} msg/s"
+        return f"{format_estimate(e.capacity_mps, e.capacity_ci95_mps)} msg/s"
     low, high = e.capacity_bracket_mps or (None, None)
     if low is None and high is None:
         return "-"
@@ -56,8 +48,8 @@ _COLUMNS: tuple[tuple[str, bool, Cell, bool], ...] = (
     ("stage", True, lambda e, f: f.stage, True),
     ("impl", True, lambda e, f: f.impl, True),
     ("load msg/s", True, lambda e, f: _load(e), False),
-    ("p50 ms", False, lambda e, f: _estimate(f.p50, f.p50_ci95), True),
-    ("p99 ms", False, lambda e, f: _estimate(f.p99, f.p99_ci95), True),
+    ("p50 ms", False, lambda e, f: format_estimate(f.p50, f.p50_ci95), True),
+    ("p99 ms", False, lambda e, f: format_estimate(f.p99, f.p99_ci95), True),
     ("capacity", False, lambda e, f: _capacity(e), False),
     ("runs", False, lambda e, f: str(f.runs), True),
     ("steady", True, lambda e, f: f.steady or "-", True),

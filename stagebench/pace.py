@@ -39,7 +39,7 @@ CHANGE_WARN = 0.15
 On an idle 2-core VM the two timings of a run differed by −6 to +10 %, and the six of
 three runs in a row spanned 12 %: a smaller change is the timing's own noise. Across the
 runs of a comparison the spread is a median absolute deviation instead, set beside each
-increment it could explain (evaluator.compare.pace_spread)."""
+increment it could explain (evaluator.significance.pace_spread)."""
 
 
 @functools.cache

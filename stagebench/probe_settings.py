@@ -25,6 +25,6 @@ PROBE_DEFAULTS: dict[str, float] = {
 """A probe's ``[run]`` values unless the config file or the command line give them."""
 PROBE_EVALUATOR_DEFAULTS: dict[str, float] = {"read_before_s": 10.0}
 """A probe's ``[evaluator]`` values unless given: ingest and parse probes read their topics
-from 10 s before the measured period (:func:`evaluator.evaluation.read_from_ms`). Reading
+from 10 s before the measured period (:func:`evaluator.run_topics.read_from_ms`). Reading
 every record of a probe took 11.3 of a 26.1-minute parse search and 3.7 of the 6.0
 minutes of an ingest probe at 96,000 msg/s; the verdict needs only the measured period."""

@@ -25,11 +25,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluator import compare
+from evaluator.compare import compare
+from evaluator.comparison_table import format_table
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import ConfigError, StagebenchError
-from stagebench.commands.compare import suite_runs
+from stagebench.commands.compare import ladder_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 """The work tree this module runs from: the README and docs it keeps."""
@@ -64,7 +65,7 @@ def store(suite_dir: Path, root: Path) -> Path:
     target = root / REFERENCE_DIR / suite_dir.name
     if target.exists():
         raise ConfigError(f"{target} exists already: stored results are never overwritten")
-    run_dirs, _ = suite_runs([suite_dir])
+    run_dirs = [r.path for r in rundir.suite_runs(suite_dir)]
     for run_dir in run_dirs:
         read_summary(run_dir)
     target.mkdir(parents=True)
@@ -81,8 +82,8 @@ def table(root: Path, name: str) -> str:
     renders the same text. Runs that differ in more than stage are shown as the suite
     showed them, under a NOT COMPARABLE line."""
     with contextlib.chdir(root):
-        run_dirs, rounds = suite_runs([REFERENCE_DIR / name])
-        return compare.format_table(compare.compare(run_dirs, allow_mixed=True, rounds=rounds))
+        run_dirs, rounds = ladder_runs([REFERENCE_DIR / name])
+        return format_table(compare(run_dirs, allow_mixed=True, rounds=rounds))
 
 
 def _one(values: Iterable[Any]) -> str:
@@ -127,7 +128,7 @@ def block(root: Path, name: str) -> str:
             f"{README} names reference suite {name}, which {REFERENCE_DIR} does not hold "
             f"(stored: {', '.join(stored(root)) or 'none'})"
         )
-    run_dirs, _ = suite_runs([suite_dir])
+    run_dirs = [r.path for r in rundir.suite_runs(suite_dir)]
     suite = json.loads((suite_dir / rundir.COMPARISON).read_text())
     line = measured_with(name, suite, [read_summary(d) for d in run_dirs])
     return f"```text\n{table(root, name)}\n```\n\n{line}\n"

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from evaluator.number_format import format_exact
 from ground import rundir
 from stagebench import report_figures as figures
 from stagebench import report_tables as tables
@@ -57,8 +58,8 @@ def headline(doc: dict[str, Any]) -> str:
             f"{high90:,.0f}); {took}."
         )
     low, high = doc.get("sustainable_mps"), doc.get("first_unsustainable_mps")
-    bracket = f"highest sustainable {tables.fmt(low)} msg/s, first unsustainable "
-    return f"No fitted capacity: {bracket}{tables.fmt(high)} msg/s; {took}."
+    bracket = f"highest sustainable {format_exact(low)} msg/s, first unsustainable "
+    return f"No fitted capacity: {bracket}{format_exact(high)} msg/s; {took}."
 
 
 def _probes_table(capacity_dir: Path, doc: dict[str, Any]) -> str:

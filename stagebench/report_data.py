@@ -94,15 +94,3 @@ def located(name: str | None, beside: Path) -> Path | None:
         return None
     path = Path(name)
     return path if path.is_dir() else beside / path.name
-
-
-def suite_runs(suite_dir: Path, doc: dict[str, Any]) -> list[tuple[str, int | None, Path]]:
-    """Every run of a suite as (stage/impl, round, directory), in ladder order, each
-    where :func:`ground.rundir.suite_run` finds it."""
-    runs = []
-    for row in doc["stages"]:
-        for name, round_ in zip(row["run_dirs"], row["run_rounds"], strict=True):
-            if name:
-                path = rundir.suite_run(name, suite_dir)
-                runs.append((f"{row['stage']}/{row['impl']}", round_, path))
-    return runs

@@ -6,6 +6,7 @@ disturbance window from summary.json's ``recovery`` and marks where latency reco
 
 from html import escape
 
+from evaluator.number_format import format_exact
 from stagebench import report_figures as figures
 from stagebench import report_tables as tables
 from stagebench.report_data import RunData
@@ -22,7 +23,7 @@ def run_page(run: RunData) -> tuple[str, list[str]]:
     lead = (
         f'<p class="lead"><span class="badge {"trusted" if trusted else "untrusted"}">'
         f"{'trusted' if trusted else 'NOT TRUSTED'}</span> workload {escape(meta['workload'])}, "
-        f"{tables.fmt(meta['rate'])} msg/s, measured {tables.fmt(meta['duration_s'])} s; "
+        f"{format_exact(meta['rate'])} msg/s, measured {format_exact(meta['duration_s'])} s; "
         f"{escape(run.dir.name)}</p>"
     )
     latency = [tables.latency_table(s)]
@@ -62,11 +63,11 @@ def run_page(run: RunData) -> tuple[str, list[str]]:
 def _throughput(run: RunData, origin: int) -> list[str]:
     t = run.summary.get("throughput") or {}
     text = (
-        f"<p>Input {tables.fmt(t.get('input_mps'))} msg/s, output "
-        f"{tables.fmt(t.get('output_mps'))} msg/s over the measured period; peak output "
-        f"{tables.fmt(t.get('peak_output_mps'))} msg/s; first output "
-        f"{tables.fmt(t.get('first_output_delay_ms'))} ms after the first input; drained "
-        f"{tables.fmt(t.get('drain_ms'))} ms after the last.</p>"
+        f"<p>Input {format_exact(t.get('input_mps'))} msg/s, output "
+        f"{format_exact(t.get('output_mps'))} msg/s over the measured period; peak output "
+        f"{format_exact(t.get('peak_output_mps'))} msg/s; first output "
+        f"{format_exact(t.get('first_output_delay_ms'))} ms after the first input; drained "
+        f"{format_exact(t.get('drain_ms'))} ms after the last.</p>"
     )
     if run.timeseries is None:
         return [text]

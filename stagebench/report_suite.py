@@ -16,7 +16,7 @@ from typing import Any
 from ground import rundir
 from stagebench import report_figures as figures
 from stagebench import report_tables as tables
-from stagebench.report_data import RunData, load_run, read_json, suite_runs
+from stagebench.report_data import RunData, load_run, read_json
 from stagebench.report_page import figure, link, section
 
 Labelled = list[tuple[str, RunData]]
@@ -25,9 +25,9 @@ Labelled = list[tuple[str, RunData]]
 def suite_page(suite_dir: Path) -> tuple[str, list[str]]:
     doc = read_json(suite_dir / rundir.COMPARISON) or {}
     runs: Labelled = [
-        (_label(name, round_), load_run(path))
-        for name, round_, path in suite_runs(suite_dir, doc)
-        if (path / rundir.SUMMARY).is_file()
+        (_label(run), load_run(run.path))
+        for run in rundir.suite_runs(suite_dir)
+        if (run.path / rundir.SUMMARY).is_file()
     ]
     title = f"Suite {doc.get('suite', suite_dir.name)}: the stage ladder"
     return title, [
@@ -64,10 +64,9 @@ def suite_page(suite_dir: Path) -> tuple[str, list[str]]:
     ]
 
 
-def _label(name: str, round_: int | None) -> str:
-    stage, _, impl = name.partition("/")
-    text = stage if impl == "builtin" else f"{stage} ({impl})"
-    return text if round_ is None else f"{text} r{round_}"
+def _label(run: rundir.SuiteRun) -> str:
+    text = run.stage if run.impl == "builtin" else f"{run.stage} ({run.impl})"
+    return text if run.round is None else f"{text} r{run.round}"
 
 
 def _lead(doc: dict[str, Any]) -> str:

@@ -3,39 +3,36 @@
 Every number keeps summary.json's (or comparison.json's, capacity.json's) value in a
 ``data-value`` attribute beside its shown text, so a reader of the page, and the browser
 test, can take the exact figure; ``data-stat`` (and ``data-stage`` in a ladder) names it.
+Latencies are shown as the terminal tables show them (:mod:`evaluator.number_format`):
+whole ms from 10 ms, a value and its interval to one precision.
 """
 
 from html import escape
 from typing import Any
 
-from evaluator.compare import WITHIN_RUN
+from evaluator.increments import WITHIN_RUN
+from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
 
 STATS = ("count", "mean", "min", "p50", "p95", "p99", "p99_9", "p99_99", "max")
 
 
-def fmt(value: Any) -> str:
-    """As report.md shows numbers: thousands separated, at most three decimals."""
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
-
-
-def num(value: Any, **data: str) -> str:
-    """A number's cell: shown as :func:`fmt`, exact in ``data-value``."""
+def num(value: Any, shown: str | None = None, **data: str) -> str:
+    """A number's cell: ``shown``, else :func:`~evaluator.number_format.format_exact`;
+    exact in ``data-value``."""
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in data.items())
     exact = "" if value is None else f' data-value="{escape(repr(value))}"'
-    return f'<td class="num"{attrs}{exact}>{escape(fmt(value))}</td>'
+    text = format_exact(value) if shown is None else shown
+    return f'<td class="num"{attrs}{exact}>{escape(text)}</td>'
 
 
-def interval(ci: list[float] | None, signed: bool = False) -> str:
-    if not ci:
-        return "-"
-    sign = "+" if signed else ""
-    return f"[{ci[0]:{sign},.0f}–{ci[1]:{sign},.0f}]"
+def estimate(
+    value: float | None, ci: list[float] | None, signed: bool = False, **data: str
+) -> tuple[str, str]:
+    """A latency's cell and its interval's text ("-" when unknown), to one precision as
+    the terminal tables print them."""
+    digits = None if value is None else estimate_digits(value, ci)
+    shown = format_ms(value, signed, digits)
+    return num(value, shown, **data), format_interval(ci, signed, digits) or "-"
 
 
 def table(header: list[str], rows: list[list[str]], cls: str = "") -> str:
@@ -46,20 +43,20 @@ def table(header: list[str], rows: list[list[str]], cls: str = "") -> str:
 
 
 def cell(text: Any) -> str:
-    return f"<td>{escape(fmt(text))}</td>"
+    return f"<td>{escape(format_exact(text))}</td>"
 
 
 def latency_table(summary: dict[str, Any]) -> str:
     """The run's latency ladder with the 95 % intervals of p50 and p99."""
     lat, ci = summary["latency_ms"], summary.get("confidence") or {}
-    rows = [
-        [
-            cell(key.replace("_", ".")),
-            num(lat.get(key), stat=key),
-            cell(interval(ci.get(key)) if key in ("p50", "p99") else ""),
-        ]
-        for key in STATS
-    ]
+    rows = []
+    for key in STATS:
+        if key == "count":
+            value, bounds = num(lat.get(key), stat=key), ""
+        else:
+            value, bounds = estimate(lat.get(key), ci.get(key), stat=key)
+            bounds = bounds if key in ("p50", "p99") else ""
+        rows.append([cell(key.replace("_", ".")), value, cell(bounds)])
     return table(["statistic", "ms (broker clock)", "95 % interval"], rows, "stats")
 
 
@@ -116,38 +113,44 @@ def conditions(summary: dict[str, Any]) -> str:
     versions = summary.get("versions") or {}
     items = {
         "steady": (
-            f"{steady['verdict']}: per-second p50 {steady['slope_ms_per_min']:+,.1f} "
-            f"ms/min (95 % interval {interval(steady.get('ci95'), signed=True)}) "
+            f"{steady['verdict']}: per-second p50 "
+            f"{format_ms(steady['slope_ms_per_min'], signed=True, digits=1)} ms/min "
+            f"(95 % interval {_slope_interval(steady.get('ci95'))}) "
             f"over {steady['seconds']} s with outputs"
         )
         if steady
         else "-",
-        "warm-up": f"{warmup.get('mode', '-')}, {fmt(warmup.get('seconds'))} s",
+        "warm-up": f"{warmup.get('mode', '-')}, {format_exact(warmup.get('seconds'))} s",
         "pace": (
-            f"{fmt(pace.get('before_ms'))} ms before the run, {fmt(pace.get('after_ms'))} "
-            f"ms after ({pace.get('work', '')})"
+            f"{format_exact(pace.get('before_ms'))} ms before the run, "
+            f"{format_exact(pace.get('after_ms'))} ms after ({pace.get('work', '')})"
         )
         if pace
         else "-",
         "machine": (
-            f"{machine.get('cores')} cores, busy {fmt(machine.get('cpu_total_pct_mean'))}"
+            f"{machine.get('cores')} cores, busy {format_exact(machine.get('cpu_total_pct_mean'))}"
             f" % of a core on average, saturated in "
-            f"{fmt(_pct(machine.get('saturated_share')))} % of the seconds; other "
-            f"processes {fmt(machine.get('cpu_outside_run_pct_mean'))} %, steal "
-            f"{fmt(machine.get('steal_pct_mean'))} %"
+            f"{format_exact(_pct(machine.get('saturated_share')))} % of the seconds; other "
+            f"processes {format_exact(machine.get('cpu_outside_run_pct_mean'))} %, steal "
+            f"{format_exact(machine.get('steal_pct_mean'))} %"
         )
         if machine
         else "-",
         "Kafka": (
             f"{broker.get('kind', '-')} broker {versions.get('kafka_broker', '')}, "
-            f"{fmt(broker.get('cpu_percent_mean'))} % of a core on average, at most "
-            f"{fmt(broker.get('rss_mb_max'))} MB resident"
+            f"{format_exact(broker.get('cpu_percent_mean'))} % of a core on average, at most "
+            f"{format_exact(broker.get('rss_mb_max'))} MB resident"
         )
         if broker
         else "-",
     }
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items.items())
     return f'<dl class="conditions">{rows}</dl>'
+
+
+def _slope_interval(ci: list[float] | None) -> str:
+    """The interval of a trend, to the 0.1 ms/min of its slope."""
+    return format_interval(ci, signed=True, digits=1) or "-"
 
 
 def _pct(share: float | None) -> float | None:
@@ -176,24 +179,25 @@ def config_tables(config: dict[str, Any] | None) -> str:
 
 
 def ladder_table(rows: list[dict[str, Any]]) -> str:
-    """comparison.json's stage rows: percentiles and increments with their intervals."""
+    """comparison.json's stage rows: percentiles and increments with their intervals, as
+    the terminal stage table shows them."""
     body = []
     for r in rows:
         stage = r["stage"]
+        p50, p50_ci = estimate(r["p50"], r.get("p50_ci95"), stage=stage, stat="p50")
+        p99, p99_ci = estimate(r["p99"], r.get("p99_ci95"), stage=stage, stat="p99")
         body.append(
             [
                 cell(stage),
                 cell(r["impl"]),
                 num(r["repetitions"]),
-                num(r["p50"], stage=stage, stat="p50"),
-                cell(interval(r.get("p50_ci95"))),
-                num(r["p95"], stage=stage, stat="p95"),
-                num(r["p99"], stage=stage, stat="p99"),
-                cell(interval(r.get("p99_ci95"))),
-                num(r.get("increment_p50"), stage=stage, stat="increment_p50"),
-                cell(_increment(r, "p50")),
-                num(r.get("increment_p99"), stage=stage, stat="increment_p99"),
-                cell(_increment(r, "p99")),
+                p50,
+                cell(p50_ci),
+                num(r["p95"], format_ms(r["p95"]), stage=stage, stat="p95"),
+                p99,
+                cell(p99_ci),
+                *_increment(r, "p50"),
+                *_increment(r, "p99"),
                 cell(r.get("increment_over") or "-"),
                 cell(r.get("mark") or ""),
             ]
@@ -217,11 +221,13 @@ def ladder_table(rows: list[dict[str, Any]]) -> str:
     return table(header, body, "ladder")
 
 
-def _increment(row: dict[str, Any], q: str) -> str:
-    """The increment's interval and verdict: n.s. not significant, n.v. no verdict."""
-    if row.get(f"increment_{q}") is None:
-        return "-"
-    text = interval(row.get(f"increment_{q}_ci95"), signed=True)
-    if row.get(f"increment_{q}_significant") is False:
-        return f"{text} n.s."
-    return text + (" n.v." if row.get(f"increment_{q}_method") == WITHIN_RUN else "")
+def _increment(row: dict[str, Any], q: str) -> tuple[str, str]:
+    """The increment's cell and its interval's with the verdict: n.s. not significant,
+    n.v. no verdict."""
+    key = f"increment_{q}"
+    value, text = estimate(row.get(key), row.get(f"{key}_ci95"), True, stage=row["stage"], stat=key)
+    if row.get(key) is None:
+        return value, cell("-")
+    if row.get(f"{key}_significant") is False:
+        return value, cell(f"{text} n.s.")
+    return value, cell(text + (" n.v." if row.get(f"{key}_method") == WITHIN_RUN else ""))

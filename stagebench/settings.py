@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.config import EvaluatorConfig
+from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
 from ground.config import require
 from ground.errors import ConfigError
-from ground.stages import IMPLS, Impl, stage
+from ground.stages import IMPLS, STAGES, Impl, stage
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
-from publisher.workload import workload
+from publisher.workload import NAMES, workload
 from stagebench.faults import ENGINE_FAULTS, FAULTS
 
 DEFAULT = "default"
@@ -60,23 +60,57 @@ DERIVED: dict[str, dict[str, str]] = {
 class RunConfig:
     """What to run and for how long; the ``[run]`` table of a config file."""
 
-    stage: str = "ingest"
-    impl: Impl = "builtin"
-    workload: str = "latency"
-    """One of :data:`publisher.workload.NAMES`."""
-    rate: float = 400.0
-    """Messages per second over both input topics (the base rate of burst workloads)."""
-    duration_s: float = 60.0
-    """Measured period after the job is running (single burst: after the backlog)."""
-    warmup_s: float | str = "auto"
-    """Warm-up published at the rate before the measured period, whose outputs are left
-    out by broker time: seconds, or "auto": until the per-second latency has settled
-    over ``settle_window_s`` (at most ``warmup_max_s``). Workloads whose load is a backlog
-    published before the job are measured from the job's start: no warm-up."""
-    warmup_max_s: float = 300.0
-    warmup_min_s: float = 240.0
-    """Auto warm-up of a Spark stage: the shortest (capped at ``warmup_max_s``; the floor
-    runs no JVM and has none). The JIT compiles in tiers, and a settled-looking plateau
+    stage: str = field(
+        default="ingest", metadata={"help": "last stage of the pipeline", "choices": STAGES}
+    )
+    impl: Impl = field(
+        default="builtin",
+        metadata={"help": "window implementation: Spark's operators or transformWithStateInPandas"},
+    )
+    workload: str = field(
+        default="latency",
+        metadata={
+            "help": "latency: a constant rate; single-burst: a backlog published before the "
+            "job starts; periodic-burst: a burst every "
+            f"{PublisherConfig.burst_every_s:g} s on top of the rate; ramp: rising steps; "
+            "faulty-event: the constant rate plus malformed records ([publisher] "
+            f"faulty_fraction of all, default {PublisherConfig.faulty_fraction:g})",
+            "choices": NAMES,
+        },
+    )
+    rate: float = field(
+        default=400.0,
+        metadata={"help": "messages/s over both input topics (the base rate of burst workloads)"},
+    )
+    duration_s: float = field(
+        default=60.0,
+        metadata={
+            "help": "measured seconds per run, once the job is running (single-burst: "
+            "after the backlog)"
+        },
+    )
+    warmup_s: float | str = field(
+        default="auto",
+        metadata={
+            "help": "warm-up published at the rate before the measured period, whose "
+            "outputs are left out by broker time: seconds, or auto: until the per-second "
+            "median latency changes by less than [evaluator] steady_tolerance "
+            f"({STEADY_TOLERANCE:.0%} unless set) in each of {SETTLE_WINDOWS} windows of "
+            "settle_window_s in a row, at most warmup_max_s; a workload whose load is a "
+            "backlog published before the job is measured from the job's start, with no "
+            "warm-up",
+        },
+    )
+    warmup_max_s: float = field(default=300.0, metadata={"help": "longest auto warm-up, seconds"})
+    warmup_min_s: float = field(
+        default=240.0,
+        metadata={
+            "help": "shortest auto warm-up of a Spark stage, seconds, capped at "
+            "warmup_max_s (the floor runs no JVM and has none): the JIT can plateau "
+            "before its next drop"
+        },
+    )
+    """The JIT compiles in tiers, and a settled-looking plateau
     can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
     and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
     three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %. With
@@ -84,37 +118,82 @@ class RunConfig:
     one more step down at about 180 s (per-20 s p50 32 → 26 ms), and two of three suites
     whose warm-up ended at 188 and 198 s measured it still falling, 7 and 17 % above a
     5-minute run; hence 240 s."""
-    settle_window_s: float = 60.0
-    """Auto warm-up: the window of per-second latencies whose trend must change them by
-    less than ``[evaluator] steady_tolerance`` of their median, in each of
-    ``SETTLE_WINDOWS`` windows in a row (:func:`evaluator.steady.is_settled`); a run whose
-    longest warm-up is shorter than those windows warns that it could not settle."""
-    lead_in_s: float = 0.0
-    """Seconds published at half the rate (``[publisher] lead_in_share``) before the
-    warm-up, so the job warms up without a start-up backlog (capacity probes); 0 leaves
-    ``[publisher] lead_in_s``."""
-    tail_s: float = 5.0
-    """Publishing goes on this long after the measured period so the last windows close."""
-    drain_timeout_s: float = 60.0
-    ready_timeout_s: float = 300.0
-    partitions: int = 1
-    leader: int | None = None
-    """Broker that leads every partition of the run's topics (default: the lowest id);
-    on a cluster its clock is the run's one clock."""
-    replication: int | None = None
-    """Replicas per partition (default: the broker count, at most 3)."""
-    fault: str | None = None
-    """A fault injected ``fault_at_s`` into the measured period: one of
-    :data:`stagebench.faults.FAULTS` (docs/method.md#faults)."""
-    fault_at_s: float = 20.0
-    fault_down_s: float = 10.0
-    """How long a broker fault keeps the broker down."""
+    settle_window_s: float = field(
+        default=60.0,
+        metadata={
+            "help": "auto warm-up: seconds of per-second latencies whose trend must "
+            "change them by less than [evaluator] steady_tolerance of their median, in "
+            f"each of {SETTLE_WINDOWS} windows in a row (evaluator.steady.is_settled); "
+            "a run whose longest warm-up is shorter than those windows warns that it "
+            "could not settle"
+        },
+    )
+    lead_in_s: float = field(
+        default=0.0,
+        metadata={
+            "help": "seconds published at half the rate ([publisher] lead_in_share) "
+            "before the warm-up, so the job warms up without a start-up backlog; "
+            "latency workload only; 0 leaves [publisher] lead_in_s"
+        },
+    )
+    tail_s: float = field(
+        default=5.0,
+        metadata={"help": "seconds published after the measured period, so the last windows close"},
+    )
+    drain_timeout_s: float = field(
+        default=60.0,
+        metadata={"help": "longest wait for the job to drain after the input stops, seconds"},
+    )
+    ready_timeout_s: float = field(
+        default=300.0,
+        metadata={"help": "longest wait for the Spark job to be running, seconds"},
+    )
+    partitions: int = field(default=1, metadata={"help": "partitions per topic"})
+    leader: int | None = field(
+        default=None,
+        metadata={
+            "help": "broker id that leads every partition of the run's topics; on a "
+            "cluster its clock is the run's one clock",
+            "default": "the lowest",
+        },
+    )
+    replication: int | None = field(
+        default=None,
+        metadata={
+            "help": "replicas per partition of the run's topics, min.insync.replicas one less",
+            "default": "the broker count, at most 3",
+        },
+    )
+    fault: str | None = field(
+        default=None,
+        metadata={
+            "help": "inject a fault fault_at_s into the measured period: "
+            f"{', '.join(FAULTS)} (docs/method.md#faults)"
+        },
+    )
+    fault_at_s: float = field(
+        default=20.0,
+        metadata={
+            "help": "seconds into the measured period the fault comes; the period goes "
+            "on for the duration minus this after it"
+        },
+    )
+    fault_down_s: float = field(
+        default=10.0, metadata={"help": "seconds a broker fault keeps the broker down"}
+    )
     bootstrap: str | None = None
-    master: str = "local[2]"
-    checkpoint_root: str | None = None
-    """Where Spark checkpoints go; on a multi-node cluster a path every node reaches
-    (e.g. an hdfs:// or s3a:// URI). Default: the run directory."""
-    results_dir: str = "results"
+    master: str = field(
+        default="local[2]", metadata={"help": "Spark master, e.g. spark://host:7077"}
+    )
+    checkpoint_root: str | None = field(
+        default=None,
+        metadata={
+            "help": "Spark checkpoint location every cluster node reaches (e.g. an "
+            "hdfs:// or s3a:// URI)",
+            "default": "the run directory",
+        },
+    )
+    results_dir: str = field(default="results", metadata={"help": "directory for run directories"})
 
     @property
     def shortest_warmup_s(self) -> float:

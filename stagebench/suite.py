@@ -6,7 +6,7 @@ comparison.json). Run in ladder order, a host that slows down over the suite
 would make every later stage look costlier, and repeats run back to back would
 understate how much the next run differs. Each increment is taken within a
 round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
-interval comes from the per-round differences (:mod:`evaluator.compare`). One
+interval comes from the per-round differences (:mod:`evaluator.increments`). One
 round says how precisely each run measured its stage, not whether the next
 run would agree, so it gives no significance verdict. A run that fails leaves its
 round without that stage, and the suite goes on: hours of other runs still make a
@@ -20,7 +20,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evaluator.compare import Comparison, compare, plot, to_markdown
+from evaluator.compare import Comparison, compare
+from evaluator.comparison_table import to_markdown
+from evaluator.plots import comparison_plots
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
@@ -133,7 +135,7 @@ def run_suite(
         "pace_drift": comparison.pace_drift,
     }
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    images = plot(comparison, suite_dir)
+    images = comparison_plots(comparison, suite_dir)
     rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
     if failed:
         rounds_note += "\n\nFailed, so missing from the table: " + "; ".join(

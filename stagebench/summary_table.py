@@ -3,17 +3,13 @@ completeness, and each run's warnings underneath."""
 
 from typing import Any
 
-from evaluator.compare import format_cell
+from evaluator.number_format import format_cell, format_estimate, format_ms
 
 
 def _with_interval(summary: dict[str, Any], q: str) -> str:
-    """pXX, then its 95 % within-run interval when the run has one: "101.5 [98.0–105.0]"."""
-    value = summary["latency_ms"][q]
-    bounds = (summary.get("confidence") or {}).get(q)
-    if bounds is None or value is None:
-        return format_cell(value)
-    value, lo, hi = (format_cell(float(v)) for v in (value, *bounds))
-    return f"{value} [{lo}–{hi}]"
+    """pXX, then its 95 % within-run interval when the run has one: "101 [98–105]", as
+    the stage table prints it."""
+    return format_estimate(summary["latency_ms"][q], (summary.get("confidence") or {}).get(q))
 
 
 def _steady(summary: dict[str, Any]) -> str:
@@ -33,9 +29,9 @@ COLUMNS = [
     ("missing", lambda s: s["records"]["missing"]),
     ("dup", lambda s: s["records"]["duplicates"]),
     ("p50 ms", lambda s: _with_interval(s, "p50")),
-    ("p95 ms", lambda s: s["latency_ms"]["p95"]),
+    ("p95 ms", lambda s: format_ms(s["latency_ms"]["p95"])),
     ("p99 ms", lambda s: _with_interval(s, "p99")),
-    ("max ms", lambda s: s["latency_ms"]["max"]),
+    ("max ms", lambda s: format_ms(s["latency_ms"]["max"])),
     ("steady", _steady),
     ("checks", lambda s: {True: "ok", False: "UNTRUSTED"}.get(s.get("trusted"), "-")),
 ]
@@ -59,7 +55,7 @@ def _recovery(summary: dict[str, Any]) -> str | None:
     return (
         f"{summary['run']['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
         f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the p50 "
-        f"before ({times} after the end); peak per-second p50 {format_cell(s['peak_ms_max'])} ms"
+        f"before ({times} after the end); peak per-second p50 {format_ms(s['peak_ms_max'])} ms"
     )
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.compare import compare, format_table
+from evaluator.compare import compare
+from evaluator.comparison_table import format_table
+from ground import rundir
 from ground.errors import ConfigError
 from stagebench import reference
-from stagebench.commands.compare import suite_runs
+from stagebench.commands.compare import ladder_runs
 from tests.stagebench.results_dirs import make_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +56,7 @@ def unrendered(root: Path) -> list[str]:
 def test_a_suite_stored_renders_its_own_table_into_the_readme(tmp_path, monkeypatch):
     results, root = tmp_path / "results", tmp_path / "clone"
     suite_dir = make_suite(results, ["floor", "ingest", "join"], 1, monkeypatch)
-    run_dirs, rounds = suite_runs([suite_dir])
+    run_dirs, rounds = ladder_runs([suite_dir])
     printed = format_table(compare(run_dirs, allow_mixed=True, rounds=rounds))
     root.mkdir()
     (root / "README.md").write_text(
@@ -87,7 +89,7 @@ def test_a_suite_stored_renders_its_own_table_into_the_readme(tmp_path, monkeypa
 def test_a_suite_stored_reads_its_own_copies_where_the_originals_still_are(tmp_path, monkeypatch):
     suite_dir = make_suite(tmp_path / "results", ["floor", "ingest"], 1, monkeypatch)
     target = reference.store(suite_dir, tmp_path)
-    run_dirs, _ = suite_runs([target])
+    run_dirs = [r.path for r in rundir.suite_runs(target)]
     assert [d.parent for d in run_dirs] == [target, target]
     # so a warning names the stored run as every clone has it, not the original
     summary = json.loads((run_dirs[0] / "summary.json").read_text())

@@ -1,10 +1,11 @@
 """One run's evaluation as a Spark batch job: read, measure, check completeness.
 
-The steps of :func:`evaluator.evaluation.measure`, over DataFrames: the outputs
+The steps of :func:`evaluator.measure.measure`, over DataFrames: the outputs
 read and the malformed ones counted, the inputs read and validated, the measured
 period, each output's latency from the inputs it is explained by, one pass over
 the outputs for every per-output count, then the records, the statistics and
-the per-second series the report needs.
+the per-second series the report needs, as the same
+:class:`evaluator.result.Measurement` the pandas engine returns.
 """
 
 from dataclasses import dataclass
@@ -13,18 +14,12 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from evaluator import checks, stages
+from evaluator import checks, latency, stages
 from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import (
-    EXPLAINED,
-    IN_RANGE,
-    LATENCY,
-    LATENCY_EARLIEST,
-    Period,
-    measured_period,
-)
+from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY, LATENCY_EARLIEST, Period
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP
+from evaluator.result import Measurement, Records
 from evaluator.run_info import RunInfo
 from evaluator.spark import checks as spark_checks
 from evaluator.spark.completeness import completeness
@@ -47,7 +42,7 @@ from ground.jvm.spark import build_session
 from ground.stages import stage
 
 
-def evaluate_frames(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> dict[str, Any]:
+def evaluate_frames(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> Measurement:
     """Everything the report needs, computed by Spark (a local session by default)."""
 
     conf = {"spark.sql.shuffle.partitions": "2", **NO_PARTIAL_RESULTS}
@@ -70,8 +65,8 @@ class _Inputs:
 
 def measure_spark(
     spark: SparkSession, bootstrap: str, run: RunInfo, config: EvaluatorConfig
-) -> dict[str, Any]:
-    """Everything the report needs, as :func:`evaluator.evaluation.measure` gives it."""
+) -> Measurement:
+    """Everything the report needs, as :func:`evaluator.measure.measure` gives it."""
 
     for key, value in NO_PARTIAL_RESULTS.items():
         spark.conf.set(key, value)
@@ -132,7 +127,9 @@ def measure_spark(
             "outputs_total": outputs_total,
         }
     )
-    return _result(good, measured, inputs, counts, period, config, records, missing, wrong)
+    return _result(
+        good, measured, inputs, counts, period, config, Records(**records), missing, wrong
+    )
 
 
 def _outputs(spark: SparkSession, bootstrap: str, run: RunInfo) -> tuple[DataFrame, int, int]:
@@ -170,7 +167,7 @@ def _period(
             f"nothing to evaluate: output topic {run.output_topic!r} has no valid records "
             "and no input records were read"
         )
-    return measured_period(int(bounds[0]), int(bounds[1]), config, run.start_ms, run.end_ms)
+    return latency.measured_period(int(bounds[0]), int(bounds[1]), config, run.start_ms, run.end_ms)
 
 
 def _within(col: Column | str, period: Period) -> Column:
@@ -283,10 +280,10 @@ def _result(
     counts: Row,
     period: Period,
     config: EvaluatorConfig,
-    records: dict[str, Any],
+    records: Records,
     missing: dict | None,
     wrong: dict | None,
-) -> dict[str, Any]:
+) -> Measurement:
     """What :func:`measure_spark` returns: the pandas engine's result, but latencies
     that Spark writes itself (``write_latencies``)."""
     latencies = good.select(
@@ -306,31 +303,31 @@ def _result(
     if inputs is not None and inputs.first is not None and counts["first"] is not None:
         first_output_delay = int(counts["first"]) - int(inputs.first)
         drain = int(counts["last"]) - int(inputs.last)
-    return {
-        "period": period,
-        "latency_ms": describe(measured, LATENCY),
-        "latency_earliest_ms": describe(measured, LATENCY_EARLIEST),
-        "records": records,
-        "missing": missing,
-        "wrong": wrong,
-        "throughput": throughput(
-            records["inputs_measured"],
+    return Measurement(
+        period=period,
+        latency_ms=describe(measured, LATENCY),
+        latency_earliest_ms=describe(measured, LATENCY_EARLIEST),
+        records=records,
+        missing=missing,
+        wrong=wrong,
+        throughput=throughput(
+            records.inputs_measured,
             int(counts["out_in_period"]),
             period,
             peak_output(series),
             first_output_delay,
             drain,
         ),
-        "timeseries": series,
-        "first_output_ms": None if counts["first"] is None else int(counts["first"]),
-        "steady_state": steady_state(
+        timeseries=series,
+        first_output_ms=None if counts["first"] is None else int(counts["first"]),
+        steady_state=steady_state(
             measured_series["second"].to_numpy(),
             measured_series["latency_p50_ms"].to_numpy(),
             config.steady_tolerance,
         ),
         # a bootstrap over every record needs them in memory, which this engine avoids
-        "confidence": None,
-        "latencies": None,
-        "write_latencies": lambda path: latencies.write.mode("overwrite").parquet(str(path)),
-        "engine": "spark",
-    }
+        confidence=None,
+        latencies=None,
+        write_latencies=lambda path: latencies.write.mode("overwrite").parquet(str(path)),
+        engine="spark",
+    )

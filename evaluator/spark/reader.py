@@ -1,6 +1,6 @@
 """Topics read with Spark's Kafka batch source, their values parsed as the pandas reader does.
 
-The end offsets are taken once, with :func:`evaluator.reader.end_offsets`, and
+The end offsets are taken once, with :func:`evaluator.consume.end_offsets`, and
 the read is cached, so every Spark action of an evaluation sees the same records.
 """
 
@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from evaluator import stages
+from evaluator.consume import end_offsets
 from evaluator.reader import (
     OFFSET,
     PARTITION,
@@ -19,7 +20,6 @@ from evaluator.reader import (
     TIMESTAMP,
     TIMESTAMP_TYPE,
     TOPIC,
-    end_offsets,
     not_log_append_time,
 )
 from ground.malformed_spark import valid_input

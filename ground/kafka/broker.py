@@ -12,17 +12,14 @@ and cleaned. One node can be stopped and started again on its data (a leader
 change, a broker restart).
 """
 
-import base64
 import contextlib
 import fcntl
 import json
 import logging
 import shutil
-import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -34,7 +31,9 @@ from ground.errors import BrokerError
 from ground.jvm import ivy
 from ground.jvm.java import java_executable
 from ground.kafka import KAFKA_VERSION, MAX_BROKERS
+from ground.kafka.broker_config import cluster_id, log4j2_properties, server_properties
 from ground.kafka.ports import LOOPBACK, ensure_free, free_port
+from ground.kafka.processes import STOP_TIMEOUT_S, is_embedded_broker, tail, terminate, wait_gone
 from ground.paths import state_dir
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,6 @@ BROKER_ARTIFACTS = [
 ]
 START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
-STOP_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -98,74 +96,6 @@ class BrokerState:
     def from_json(cls, doc: dict) -> "BrokerState":
         nodes = tuple(NodeState(**n) for n in doc.pop("nodes"))
         return cls(**doc, nodes=nodes)
-
-
-def server_properties(
-    node_id: int, port: int, controller_port: int, data_dir: Path, voters: dict[int, int]
-) -> str:
-    """KRaft combined-mode configuration, as the official defaults.
-
-    ``voters`` maps every node id to its controller port. One node bootstraps a
-    dynamic quorum of itself (formatted ``--standalone``); several nodes form a
-    static quorum of all of them. Internal topics are replicated up to three
-    times and need one in-sync replica, so a cluster keeps working with a node down.
-    """
-    replicas = min(len(voters), 3)
-    quorum = (
-        {"controller.quorum.bootstrap.servers": f"{LOOPBACK}:{controller_port}"}
-        if len(voters) == 1
-        else {
-            "controller.quorum.voters": ",".join(f"{n}@{LOOPBACK}:{p}" for n, p in voters.items())
-        }
-    )
-    props = {
-        "process.roles": "broker,controller",
-        "node.id": node_id,
-        **quorum,
-        "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
-        "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-        "log.dirs": str(data_dir),
-        "num.partitions": 1,
-        "offsets.topic.replication.factor": replicas,
-        "transaction.state.log.replication.factor": replicas,
-        "transaction.state.log.min.isr": 1,
-        "share.coordinator.state.topic.replication.factor": replicas,
-        "share.coordinator.state.topic.min.isr": 1,
-        "log.message.timestamp.type": "LogAppendTime",
-        # benchmarks create and consume fresh topics at once: no rebalance delay
-        "group.initial.rebalance.delay.ms": 0,
-        "auto.create.topics.enable": "false",
-    }
-    return "".join(f"{k}={v}\n" for k, v in props.items())
-
-
-def log4j2_properties(log_file: Path) -> str:
-    return "\n".join(
-        [
-            "status = warn",
-            "appender.file.type = File",
-            "appender.file.name = file",
-            f"appender.file.fileName = {log_file}",
-            "appender.file.layout.type = PatternLayout",
-            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
-            "rootLogger.level = info",
-            "rootLogger.appenderRef.file.ref = file",
-            "logger.kafka.name = org.apache.kafka",
-            "logger.kafka.level = info",
-            "",
-        ]
-    )
-
-
-def cluster_id() -> str:
-    """A KRaft cluster id: a random UUID, base64url without padding, not starting with
-    "-" (the storage tool would read it as an option; Kafka's own ids avoid it too)."""
-    while (found := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode())[0] == "-":
-        pass
-    return found
 
 
 def wait_until_reachable(
@@ -284,7 +214,7 @@ class EmbeddedBroker:
             state = self.status()
             if state is None:
                 return False
-            _terminate([psutil.Process(pid) for pid in state.pids])
+            terminate([psutil.Process(pid) for pid in state.pids])
             self._clean()
             return True
 
@@ -298,9 +228,9 @@ class EmbeddedBroker:
                 if kill:
                     with contextlib.suppress(psutil.NoSuchProcess):
                         proc.kill()
-                    _wait_gone([proc], STOP_TIMEOUT_S)
+                    wait_gone([proc], STOP_TIMEOUT_S)
                 else:
-                    _terminate([proc])
+                    terminate([proc])
             self._save(state, replace(node, pid=0))
 
     def start_node(self, node_id: int) -> NodeState:
@@ -362,8 +292,8 @@ class EmbeddedBroker:
                     proc.kill()
                 proc.wait()
             tail = "\n".join(
-                f"node {n.node_id}:\n" + (_tail(Path(n.log_dir) / "server.log")
-                                          or _tail(Path(n.log_dir) / "stdout.log"))
+                f"node {n.node_id}:\n" + (tail(Path(n.log_dir) / "server.log")
+                                          or tail(Path(n.log_dir) / "stdout.log"))
                 for n in nodes
             )  # fmt: skip
             raise BrokerError(f"{err}; last log lines:\n{tail}") from err
@@ -439,60 +369,3 @@ class EmbeddedBroker:
                 yield
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _terminate(procs: list[psutil.Process]) -> None:
-    """SIGTERM every process at once (a cluster shuts down together), then wait; SIGKILL
-    what has not stopped after :data:`STOP_TIMEOUT_S`."""
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.send_signal(signal.SIGTERM)
-    alive = _wait_gone(procs, STOP_TIMEOUT_S)
-    for proc in alive:
-        log.warning(
-            "broker pid %d did not stop within %.0f s: killing it", proc.pid, STOP_TIMEOUT_S
-        )
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.kill()
-    _wait_gone(alive, 10)
-
-
-def _wait_gone(procs: list[psutil.Process], timeout_s: float) -> list[psutil.Process]:
-    """Wait until every process has exited; those still alive after ``timeout_s``.
-
-    An exited node whose parent has not reaped it yet (a zombie: the broker was started
-    by another long-lived process, a test's or a runner's) has stopped too, though its
-    pid still exists; ``psutil.wait_procs`` would wait for it to the timeout.
-    """
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alive = [proc for proc in procs if _alive(proc)]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.1)
-
-
-def _alive(proc: psutil.Process) -> bool:
-    try:
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def is_embedded_broker(pid: int) -> bool:
-    """True when ``pid`` is a live broker JVM started by :class:`EmbeddedBroker`."""
-    try:
-        proc = psutil.Process(pid)
-        return (
-            proc.is_running()
-            and proc.status() != psutil.STATUS_ZOMBIE
-            and ("kafka.Kafka" in proc.cmdline())
-        )
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    if not path.exists():
-        return ""
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -14,20 +14,10 @@ from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench import html_report
-from stagebench.capacity import (
-    PASS_HALF_WIDTH,
-    PROBE_DRAIN_GRACE_S,
-    REFINE_PROBES,
-    Criteria,
-    PassFit,
-    Probe,
-    SearchResult,
-    check_settings,
-    judge,
-    parse_budget,
-    search,
-)
+from stagebench.capacity import REFINE_PROBES, SearchResult, check_settings, parse_budget, search
+from stagebench.capacity_fit import PASS_HALF_WIDTH, PassFit
 from stagebench.capacity_plot import plot
+from stagebench.capacity_probe import PROBE_DRAIN_GRACE_S, Criteria, Probe, judge
 from stagebench.console import Console
 from stagebench.history_index import record_or_warn
 from stagebench.metadata import machine, versions

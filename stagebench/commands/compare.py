@@ -14,7 +14,10 @@ import re
 import sys
 from pathlib import Path
 
-from evaluator import ab, compare
+from evaluator import ab
+from evaluator.compare import compare
+from evaluator.comparison_table import format_table, to_markdown
+from evaluator.plots import comparison_plots
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
@@ -38,17 +41,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ladder(args: argparse.Namespace) -> int:
-    run_dirs, rounds = suite_runs(args.run_dirs)
-    comparison = compare.compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
+    run_dirs, rounds = ladder_runs(args.run_dirs)
+    comparison = compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
     if args.json:
         doc = {"stages": comparison.rows, "differences": comparison.differences,
                "significance": comparison.significance}  # fmt: skip
         print(json.dumps(doc, indent=2, default=str))
         return 0
-    text = compare.to_markdown if args.markdown else compare.format_table
+    text = to_markdown if args.markdown else format_table
     print(text(comparison))
     if args.plots is not None:
-        for path in compare.plot(comparison, args.plots, args.log_scale):
+        for path in comparison_plots(comparison, args.plots, args.log_scale):
             print(f"wrote {path}")
     return 0
 
@@ -117,26 +120,17 @@ def side_runs(paths: list[Path]) -> list[Path]:
             raise EvaluationError(
                 f"{path} is a capacity search: compare its probes' run directories instead"
             )
-        out += suite_runs([path])[0] if found == "suite" else [path]
+        out += [r.path for r in rundir.suite_runs(path)] if found == "suite" else [path]
     return out
 
 
-def suite_runs(paths: list[Path]) -> tuple[list[Path], list[int] | None]:
+def ladder_runs(paths: list[Path]) -> tuple[list[Path], list[int] | None]:
     """The runs to compare and their rounds: a single suite directory (one with a
-    comparison.json) stands for its runs and the rounds they were made in; run
-    directories stand for themselves, without rounds."""
+    comparison.json) stands for its runs and the rounds they were made in
+    (:func:`ground.rundir.suite_runs`); run directories stand for themselves, without
+    rounds."""
     if len(paths) != 1 or not (paths[0] / rundir.COMPARISON).is_file():
         return list(paths), None
-    suite_dir = paths[0]
-    try:
-        rows = json.loads((suite_dir / rundir.COMPARISON).read_text())["stages"]
-        listed = [(d, k) for row in rows for d, k in zip(row["run_dirs"], row["run_rounds"],
-                                                        strict=True)]  # fmt: skip
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-        raise EvaluationError(
-            f"{suite_dir / rundir.COMPARISON} is not a suite's comparison this version reads "
-            f"({err}); compare its run directories instead"
-        ) from err
-    run_dirs = [rundir.suite_run(name, suite_dir) for name, _ in listed]
-    rounds = [k for _, k in listed]
-    return run_dirs, None if None in rounds else rounds
+    runs = rundir.suite_runs(paths[0])
+    rounds = [r.round for r in runs]
+    return [r.path for r in runs], None if None in rounds else rounds

@@ -14,6 +14,7 @@ from ground.config import from_mapping
 from ground.errors import EvaluationError
 from ground.kafka.resolve import resolve
 from stagebench.html_report import write as write_page
+from stagebench.options import EVALUATE_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -25,14 +26,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaluationError("no output directory: give RUN_DIR or --out")
     # the run's own settings, so that evaluating a run again gives the same numbers;
     # options given on the command line win
-    given = {
-        "warmup_s": args.warmup_s,
-        "end_cut_s": args.end_cut_s,
-        "engine": args.engine,
+    given = {name: getattr(args, name) for name in EVALUATE_FIELDS} | {
         "log_scale": args.log_scale or None,
-        "sliding_window_s": args.sliding_window_s,
-        "lookback_short_s": args.lookback_short_s,
-        "lookback_long_s": args.lookback_long_s,
         "plots": False if args.no_plots else None,
     }
     own = info.config.get("evaluator", {})

@@ -45,7 +45,7 @@ def config_from_args(args: argparse.Namespace, bootstrap: str) -> PipelineConfig
         "master": args.master,
         "spark_conf": _spark_conf(args.conf),
     }
-    for _, field, _, _ in PIPELINE_TUNING:
+    for field in PIPELINE_TUNING:
         value = getattr(args, field)
         if value is not None:
             mapping[field] = value

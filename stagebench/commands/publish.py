@@ -23,37 +23,11 @@ from publisher.producer import publish
 from publisher.sizing import derive
 from publisher.summary import ProgressSnapshot
 from stagebench.console import Console
-
-# option dest -> PublisherConfig field, for options that map one to one
-_FIELDS = (
-    "rate",
-    "locations",
-    "min_lanes",
-    "max_lanes",
-    "seed",
-    "time_scale",
-    "start_minute",
-    "workload",
-    "burst_messages",
-    "burst_every_s",
-    "burst_duration_s",
-    "backlog_s",
-    "backlog_rate",
-    "ramp_rates",
-    "ramp_step_s",
-    "faulty_fraction",
-    "duration_s",
-    "max_messages",
-    "acks",
-    "linger_ms",
-    "speed_topic",
-    "flow_topic",
-    "from_file",
-)
+from stagebench.options import PUBLISH_FIELDS
 
 
 def config_from_args(args: argparse.Namespace) -> PublisherConfig:
-    given = {name: getattr(args, name) for name in _FIELDS if getattr(args, name) is not None}
+    given = {n: getattr(args, n) for n in PUBLISH_FIELDS if getattr(args, n) is not None}
     return from_mapping(PublisherConfig, given, "publisher")
 
 

@@ -4,7 +4,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from evaluator.compare import format_table
+from evaluator.comparison_table import format_table
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import STAGES, stage

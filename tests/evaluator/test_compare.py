@@ -2,19 +2,9 @@ import json
 
 import pytest
 
-from evaluator.compare import (
-    Comparison,
-    compare,
-    differences,
-    format_cell,
-    format_table,
-    holm,
-    mover,
-    pace_spread,
-    paired_t,
-    to_markdown,
-    welch,
-)
+from evaluator.compare import Comparison, compare
+from evaluator.comparison_table import format_table, to_markdown
+from evaluator.settings_diff import differences
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import EvaluationError
 
@@ -120,10 +110,6 @@ def test_foreign_summary_is_an_evaluation_error_naming_the_file(tmp_path):
             compare([run_dir])
 
 
-def test_format_cell():
-    assert (format_cell(None), format_cell(1234.56), format_cell(3)) == ("-", "1,234.6", "3")
-
-
 def test_tables_label_increments(tmp_path):
     comparison = compare([_run(tmp_path, "a", "ingest", "builtin", 1.0, 2.0, 3.0)])
     text = format_table(comparison)
@@ -142,7 +128,7 @@ def test_unevaluated_run_is_an_error(tmp_path):
 def test_plots_increments_and_distributions(tmp_path):
     import pandas as pd
 
-    from evaluator.compare import plot
+    from evaluator.plots import comparison_plots
 
     dirs = []
     for name, stage, base in (("a", "ingest", 10.0), ("b", "parse", 25.0)):
@@ -151,7 +137,7 @@ def test_plots_increments_and_distributions(tmp_path):
             {"latency_ms": [base, base + 1, base * 3, -1], "in_range": [1, 1, 1, 0]}
         ).astype({"in_range": bool}).to_parquet(run_dir / "latencies.parquet")
         dirs.append(run_dir)
-    paths = plot(compare(dirs), tmp_path / "plots", log_scale=True)
+    paths = comparison_plots(compare(dirs), tmp_path / "plots", log_scale=True)
     assert [p.name for p in paths] == ["compare_increments.png", "compare_distributions.png"]
     assert all(p.stat().st_size > 10_000 for p in paths)
 
@@ -375,13 +361,6 @@ def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(
     assert "+405 [+404–+406] n.v." in format_table(comparison)
 
 
-def test_holm_adjusts_a_known_set_of_p_values():
-    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, never below the one before
-    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-    assert holm([]) == []
-
-
 def test_holm_corrects_a_tables_tests_together(tmp_path):
     from scipy import stats
 
@@ -408,37 +387,6 @@ def test_holm_corrects_a_tables_tests_together(tmp_path):
     assert "+3.0 [+0.5–+5.5] n.s." in text
     assert "n.s.: not significant at 5 % after Holm's correction across the table's 4 tests" in text
     assert "Holm's correction" in to_markdown(comparison)
-
-
-def test_welch_on_known_values():
-    from scipy import stats
-
-    estimate, lo, hi, p = welch([10.0, 12.0, 14.0], [20.0, 25.0, 30.0])
-    # variances of the means 4/3 and 25/3; Welch–Satterthwaite df (29/3)² / ((4/3)²/2 + (25/3)²/2)
-    se, df = (29 / 3) ** 0.5, (29 / 3) ** 2 / ((4 / 3) ** 2 / 2 + (25 / 3) ** 2 / 2)
-    assert df == pytest.approx(2.6240, abs=1e-4)
-    half = stats.t.ppf(0.975, df) * se
-    assert (estimate, lo, hi) == pytest.approx((13.0, 13.0 - half, 13.0 + half))
-    reference = stats.ttest_ind([20.0, 25.0, 30.0], [10.0, 12.0, 14.0], equal_var=False)
-    assert p == pytest.approx(reference.pvalue)
-    # runs that agree to the millisecond still carry the rounding's spread: no certainty
-    _, lo, hi, p = welch([5.0, 5.0, 5.0], [7.0, 7.0, 7.0])
-    assert lo < 2.0 < hi and 0 < p < 0.05
-    _, lo, hi, p = paired_t([1.0, 1.0, 1.0])
-    assert lo < 0 < 1 < hi and p > 0.05  # 1 ms three times is within the rounding
-
-
-def test_paired_t_and_mover_on_known_values():
-    from scipy import stats
-
-    mean, lo, hi, p = paired_t([1.0, 2.0, 6.0])
-    half = stats.t.ppf(0.975, 2) * stats.tstd([1.0, 2.0, 6.0]) / 3**0.5
-    assert (mean, lo, hi) == pytest.approx((3.0, 3.0 - half, 3.0 + half))
-    assert p == pytest.approx(stats.ttest_1samp([1.0, 2.0, 6.0], 0).pvalue)
-    # 10 [8–11] − 4 [3–7]: below 2 and 3 (4's upper side), above 1 and 1
-    assert mover([(1, 10.0, 8.0, 11.0), (-1, 4.0, 3.0, 7.0)]) == pytest.approx(
-        (6.0, 6.0 - 13**0.5, 6.0 + 2**0.5)
-    )
 
 
 def test_runs_without_intervals_or_steadiness_still_compare(tmp_path):
@@ -497,13 +445,6 @@ def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
     table = format_table(comparison)
     assert "pace" in table.splitlines()[0] and "PACE" not in table
     assert "median absolute deviation of 2.4 % of the median" in table
-
-
-def test_the_pace_spread_is_a_relative_median_absolute_deviation():
-    assert pace_spread([17.6, 18.5, 19.7]) == round(0.9 / 18.5, 4)
-    # one slow run among many moves a range, not the median absolute deviation
-    assert pace_spread([18.0, 18.2, 18.4, 18.6, 18.8, 25.0]) == round(0.3 / 18.5, 4)
-    assert pace_spread([18.0]) is None and pace_spread([]) is None
 
 
 def test_a_comparison_names_the_increments_a_host_drift_could_explain(tmp_path):

@@ -11,11 +11,13 @@ import pytest
 
 from evaluator import report
 from evaluator.config import EvaluatorConfig
-from evaluator.evaluation import build_summary, measure, read_from_ms
 from evaluator.latency import measured_period
+from evaluator.measure import measure
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from evaluator.recovery import Window
 from evaluator.run_info import RunInfo, load_run, save_run
+from evaluator.run_topics import read_from_ms
+from evaluator.summary import build_summary
 from ground import contract as s
 from ground.errors import ConfigError, EvaluationError
 
@@ -49,6 +51,10 @@ def _outputs(inputs: pd.DataFrame, latencies: list[int]) -> pd.DataFrame:
     )  # fmt: skip
 
 
+def _summary(run: RunInfo, config: EvaluatorConfig, bootstrap: str, result) -> dict:
+    return build_summary(run, config, bootstrap, result).as_dict()
+
+
 def test_period_default_warmup_is_ten_percent():
     p = measured_period(0, 100_000, EvaluatorConfig())
     assert (p.lo, p.hi) == (10_000, 100_000)
@@ -69,22 +75,22 @@ def test_warmup_trims_outputs_and_expected_alike():
     inputs = _inputs([1000 * i for i in range(11)])  # run 0..10 s
     outputs = _outputs(inputs, [500] + [10 * i for i in range(1, 11)])
     result = measure(RUN, EvaluatorConfig(warmup_s=2), outputs, inputs)
-    rec = result["records"]
-    assert rec["outputs"] == 9 and rec["expected"] == 9  # inputs at 2..10 s
-    assert rec["outside_window"] == 2 and rec["missing"] == 0
-    assert result["latency_ms"]["min"] == 20 and result["latency_ms"]["max"] == 100
-    assert result["latency_ms"]["p50"] == 60
+    rec = result.records
+    assert rec.outputs == 9 and rec.expected == 9  # inputs at 2..10 s
+    assert rec.outside_window == 2 and rec.missing == 0
+    assert result.latency_ms["min"] == 20 and result.latency_ms["max"] == 100
+    assert result.latency_ms["p50"] == 60
     default = measure(RUN, EvaluatorConfig(), outputs, inputs)
-    assert default["records"]["outputs"] == 10  # 10 % of 10 s: the first second
+    assert default.records.outputs == 10  # 10 % of 10 s: the first second
 
 
 def test_negative_latencies_are_counted_not_clamped():
     inputs = _inputs([0, 1000, 2000, 3000])
     outputs = _outputs(inputs, [5, -3, 7, -1])
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    assert result["records"]["negative"] == 2
-    assert result["latency_ms"]["min"] == -3
-    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    assert result.records.negative == 2
+    assert result.latency_ms["min"] == -3
+    summary = _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
     assert any("negative" in w for w in summary["warnings"])
 
 
@@ -94,9 +100,9 @@ def test_malformed_outputs_are_counted_and_excluded():
     outputs.loc[1, MALFORMED] = True
     outputs.loc[1, [s.INPUT_TS_LATEST, s.SOURCE_OFFSET]] = np.nan
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    assert result["records"]["malformed_outputs"] == 1
-    assert result["records"]["missing"] == 1
-    assert result["latency_ms"]["count"] == 2
+    assert result.records.malformed_outputs == 1
+    assert result.records.missing == 1
+    assert result.latency_ms["count"] == 2
 
 
 def test_outputs_missing_an_identity_field_are_malformed():
@@ -104,8 +110,8 @@ def test_outputs_missing_an_identity_field_are_malformed():
     outputs = _outputs(inputs, [5, 6, 7])
     outputs[s.SOURCE_OFFSET] = pd.array([0, None, 2], "Int64")
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    assert result["records"]["malformed_outputs"] == 1
-    assert result["latency_ms"]["count"] == 2
+    assert result.records.malformed_outputs == 1
+    assert result.latency_ms["count"] == 2
 
 
 def test_output_throughput_counts_outputs_by_their_own_broker_time():
@@ -113,15 +119,15 @@ def test_output_throughput_counts_outputs_by_their_own_broker_time():
     # the last four outputs are appended after the period (9.5 s .. 12.5 s)
     outputs = _outputs(inputs, [100] * 6 + [3500] * 4)
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    thr = result["throughput"]
-    assert result["records"]["outputs"] == 10  # latencies: by input_ts_latest
-    assert thr["seconds"] == 9.0
-    assert thr["output_mps"] == pytest.approx(6 / 9)
-    assert thr["input_mps"] == pytest.approx(10 / 9)
-    assert thr["first_output_delay_ms"] == 100
-    assert thr["drain_ms"] == 3500  # the last output (12.5 s) after the last input (9 s)
+    thr = result.throughput
+    assert result.records.outputs == 10  # latencies: by input_ts_latest
+    assert thr.seconds == 9.0
+    assert thr.output_mps == pytest.approx(6 / 9)
+    assert thr.input_mps == pytest.approx(10 / 9)
+    assert thr.first_output_delay_ms == 100
+    assert thr.drain_ms == 3500  # the last output (12.5 s) after the last input (9 s)
     # broker seconds 9.5, 10.5, 11.5, 12.5 and 0.1 .. 5.1: one output per second
-    assert thr["peak_output_mps"] == 1
+    assert thr.peak_output_mps == 1
 
 
 def test_read_from_a_time_leaves_out_the_outputs_of_unread_inputs():
@@ -133,14 +139,14 @@ def test_read_from_a_time_leaves_out_the_outputs_of_unread_inputs():
     result = measure(
         run, config, outputs.iloc[2:], inputs.iloc[3:], from_ms=read_from_ms(run, config)
     )
-    assert result["read"] == {"from_ms": 3000, "outputs_of_unread_inputs": 1}
-    rec = result["records"]
-    assert (rec["outputs"], rec["expected"], rec["missing"], rec["unexpected"]) == (5, 5, 0, 0)
-    assert rec["inputs"] == 7 and rec["outputs_total"] == 7
-    assert result["throughput"]["first_output_delay_ms"] is None  # the first input is unread
+    assert (result.from_ms, result.outputs_of_unread_inputs) == (3000, 1)
+    rec = result.records
+    assert (rec.outputs, rec.expected, rec.missing, rec.unexpected) == (5, 5, 0, 0)
+    assert rec.inputs == 7 and rec.outputs_total == 7
+    assert result.throughput.first_output_delay_ms is None  # the first input is unread
     whole = measure(run, config, outputs, inputs)
-    assert whole["read"] == {"from_ms": None, "outputs_of_unread_inputs": 0}
-    assert whole["latency_ms"] == result["latency_ms"]
+    assert (whole.from_ms, whole.outputs_of_unread_inputs) == (None, 0)
+    assert whole.latency_ms == result.latency_ms
 
 
 def test_only_a_per_record_run_without_disturbances_is_read_from_a_time():
@@ -163,11 +169,11 @@ def test_peak_output_and_first_output_delay_of_a_burst():
     # a backlog: the job starts late and emits five outputs within one broker second
     outputs = _outputs(inputs, [4000, 4100, 4200, 4300, 4400, 100, 100, 100, 100, 100])
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    thr = result["throughput"]
+    thr = result.throughput
     # first output: the one of the input at 1 s, appended at 1.1 s; first input at 0 s
-    assert thr["first_output_delay_ms"] == 1100
-    assert thr["peak_output_mps"] == 5 + 1  # 4.0..4.4 s and the input at 4 s + 100 ms
-    assert thr["peak_output_mps"] == result["timeseries"]["output_count"].max()
+    assert thr.first_output_delay_ms == 1100
+    assert thr.peak_output_mps == 5 + 1  # 4.0..4.4 s and the input at 4 s + 100 ms
+    assert thr.peak_output_mps == result.timeseries["output_count"].max()
 
 
 def test_run_warnings_are_reported_with_the_evaluators():
@@ -178,10 +184,10 @@ def test_run_warnings_are_reported_with_the_evaluators():
         metadata={"warnings": ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]},
     )  # fmt: skip
     result = measure(run, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    warnings = build_summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["warnings"]
+    warnings = _summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["warnings"]
     assert warnings[:2] == ["publisher fell behind schedule by 1.2 s", "3 delivery errors"]
     assert any("negative" in w for w in warnings)
-    assert build_summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
+    assert _summary(RUN, EvaluatorConfig(), "b:1", result)["warnings"] == ["1 negative "
         "latencies: outputs appended before their inputs, timestamps from different clocks; "
         "do not trust these numbers",
         "too few measured seconds to tell whether the latency was steady"]  # fmt: skip
@@ -195,12 +201,12 @@ def test_latency_comes_from_the_inputs_not_from_the_carried_clock():
     outputs.loc[3, s.INPUT_TS_EARLIEST] += 1
     outputs.loc[4, s.INPUT_COUNT] = 2
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    rec = result["records"]
-    assert result["latency_ms"]["min"] == 40 and result["latency_ms"]["max"] == 49
-    assert rec["outputs"] == 10 and rec["missing"] == 0
-    assert rec["input_ts_mismatch"] == 10
-    assert rec["input_ts_earliest_mismatch"] == 1 and rec["input_count_mismatch"] == 1
-    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    rec = result.records
+    assert result.latency_ms["min"] == 40 and result.latency_ms["max"] == 49
+    assert rec.outputs == 10 and rec.missing == 0
+    assert rec.input_ts_mismatch == 10
+    assert rec.input_ts_earliest_mismatch == 1 and rec.input_count_mismatch == 1
+    summary = _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
     assert summary["trusted"] is False
     assert summary["wrong"][s.INPUT_TS_LATEST]["examples"][0]["expected"] == 0
     assert any("input_ts_latest" in w and "do not trust" in w for w in summary["warnings"])
@@ -212,17 +218,17 @@ def test_outputs_no_input_explains_have_no_latency():
     outputs.loc[2, s.SOURCE_OFFSET] = 99
     outputs.loc[2, s.INPUT_TS_LATEST] = 1500
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    rec = result["records"]
-    assert rec["unexpected"] == 1 and rec["missing"] == 1 and rec["outputs"] == 3
-    assert result["latency_ms"]["count"] == 2 and result["latency_ms"]["max"] == 6
-    assert rec["input_ts_mismatch"] == 0
-    assert build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)["trusted"] is False
+    rec = result.records
+    assert rec.unexpected == 1 and rec.missing == 1 and rec.outputs == 3
+    assert result.latency_ms["count"] == 2 and result.latency_ms["max"] == 6
+    assert rec.input_ts_mismatch == 0
+    assert _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)["trusted"] is False
 
 
 def test_a_correct_run_is_trusted():
     inputs = _inputs([0, 1000, 2000])
     result = measure(RUN, EvaluatorConfig(warmup_s=0), _outputs(inputs, [5, 6, 7]), inputs)
-    summary = build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    summary = _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
     assert summary["trusted"] is True and summary["wrong"] == {}
     assert summary["records"]["wrong_values"] == 0
 
@@ -232,7 +238,7 @@ def _run_of(latency_at) -> dict:
     inputs = _inputs([1000 * t for t in range(60)])
     outputs = _outputs(inputs, [latency_at(t) for t in range(60)])
     result = measure(RUN, EvaluatorConfig(warmup_s=0), outputs, inputs)
-    return build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
+    return _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", result)
 
 
 def test_a_rising_latency_is_not_steady_and_says_overloaded():
@@ -266,7 +272,7 @@ def test_a_flat_latency_is_steady_with_an_interval_around_its_median():
 
 
 def test_leaders_changed_during_the_run_is_refused():
-    from evaluator.evaluation import check_clock
+    from evaluator.run_topics import check_clock
 
     run = RunInfo(
         id="r1", stage="parse", output_topic="out",
@@ -287,8 +293,8 @@ def test_report_files_and_summary_keys(tmp_path):
     outputs = _outputs(inputs, list(range(1, 21)))
     config = EvaluatorConfig(warmup_s=0, log_scale=True)
     result = measure(RUN, config, outputs, inputs)
-    summary = build_summary(RUN, config, "b:1", result)
-    report.write(tmp_path, summary, result, config)
+    summary = _summary(RUN, config, "b:1", result)
+    report.write(tmp_path, summary, result.frames(), config)
     data = json.loads((tmp_path / "summary.json").read_text())
     for key in ("run", "versions", "config", "schema_version", "latency_ms", "records"):
         assert key in data
@@ -316,7 +322,7 @@ def test_the_report_states_the_conditions_of_its_figures():
                                              "warmup": {"mode": "auto", "seconds": 122.0,
                                                         "settled": True}})  # fmt: skip
     result = measure(run, config, _outputs(inputs, list(range(1, 21))), inputs)
-    md = report.markdown(build_summary(run, config, "b:1", result), [])
+    md = report.markdown(_summary(run, config, "b:1", result), [])
     conditions = md.split("## Conditions")[1].split("##")[0]
     assert "- warm-up: auto, 122 s, settled" in conditions
     assert "- measured period: rising" in conditions  # latency 1, 2, … 20 ms
@@ -340,17 +346,17 @@ def test_a_burst_run_reports_its_recovery_and_plots_its_windows(tmp_path):
     )  # fmt: skip
     config = EvaluatorConfig(warmup_s=0)
     result = measure(run, config, outputs, inputs)
-    summary = build_summary(run, config, "b:1", result)
+    summary = _summary(run, config, "b:1", result)
     recovery = summary["recovery"]
     assert [(w["peak_ms"], w["recovery_s"]) for w in recovery["windows"]] == [
         (900, 2.0),
         (700, 0.0),
     ]
     assert recovery["summary"]["recovery_s_max"] == 2.0
-    report.write(tmp_path, summary, result, config)
+    report.write(tmp_path, summary, result.frames(), config)
     assert (tmp_path / "timeseries.png").stat().st_size > 0
     assert "## Recovery after each disturbance" in (tmp_path / "report.md").read_text()
-    assert build_summary(RUN, config, "b:1", result)["recovery"] is None
+    assert _summary(RUN, config, "b:1", result)["recovery"] is None
 
 
 def test_run_json_round_trip(tmp_path):
@@ -371,7 +377,7 @@ def test_a_job_started_behind_a_backlog_reports_its_first_output_and_catch_up():
     latencies = [max(31_000 - 2 * t // 3, 100) for t in ts]
     run = dataclasses.replace(RUN, metadata={"marks_ms": {"job_started_ms": 30_000}})
     result = measure(run, EvaluatorConfig(warmup_s=0), _outputs(inputs, latencies), inputs)
-    got = build_summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["throughput"]
+    got = _summary(run, EvaluatorConfig(warmup_s=0), "b:1", result)["throughput"]
     assert got["job_started_ms"] == 30_000
     assert got["time_to_first_output_ms"] == 1_000
     assert got["catch_up"]["caught_up"] is True
@@ -380,10 +386,7 @@ def test_a_job_started_behind_a_backlog_reports_its_first_output_and_catch_up():
     # holds more of the backlog's last outputs (its p50 is above 120 ms): second 47
     assert got["catch_up"]["caught_up_s"] == 17
     plain = measure(RUN, EvaluatorConfig(warmup_s=0), _outputs(inputs, latencies), inputs)
-    assert (
-        "catch_up"
-        not in build_summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", plain)["throughput"]
-    )
+    assert "catch_up" not in _summary(RUN, EvaluatorConfig(warmup_s=0), "b:1", plain)["throughput"]
 
 
 def test_a_pandas_evaluation_loads_no_pyspark():

@@ -10,7 +10,7 @@ from ground.config import from_mapping
 from ground.errors import ConfigError, JavaError, ResolveError, TopicError
 from ground.jvm.ivy import ivy_module, parse_coordinate
 from ground.jvm.java import parse_java_version
-from ground.kafka.broker import cluster_id, server_properties
+from ground.kafka.broker_config import cluster_id, server_properties
 from ground.kafka.naming import RunTopics
 from ground.kafka.topics import replica_assignment
 from ground.malformed import validate_input

@@ -7,16 +7,9 @@ import numpy as np
 import pytest
 
 from ground.errors import BrokerError, ConfigError
-from stagebench.capacity import (
-    REFINE_PROBES,
-    Criteria,
-    Probe,
-    fit_pass,
-    judge,
-    parse_budget,
-    pass_band,
-    search,
-)
+from stagebench.capacity import REFINE_PROBES, parse_budget, search
+from stagebench.capacity_fit import fit_pass, pass_band
+from stagebench.capacity_probe import Criteria, Probe, judge
 from stagebench.commands import capacity as command
 from stagebench.commands.capacity import format_table
 

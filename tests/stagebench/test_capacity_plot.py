@@ -8,7 +8,7 @@ from matplotlib.image import imread
 
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
-from stagebench.capacity import fit_pass
+from stagebench.capacity_fit import fit_pass
 from stagebench.capacity_plot import _tick_labels, deciding_probes, plot
 from stagebench.commands.capacity import _fit_fields
 

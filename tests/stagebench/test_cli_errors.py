@@ -50,8 +50,10 @@ print(sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY)))
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["run"], ["suite"], ["capacity"], ["report"], ["history"], ["compare"]]
-)
+    "command",
+    [[], ["run"], ["suite"], ["capacity"], ["report"], ["history"], ["compare"], ["publish"],
+     ["pipeline"], ["evaluate"]],
+)  # fmt: skip
 def test_help_loads_no_data_or_spark_library(command):
     # --help is read often and must answer at once: the libraries of the evaluation
     # and the job load only in the command that runs

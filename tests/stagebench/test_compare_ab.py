@@ -55,7 +55,8 @@ def test_two_runs_of_one_stage_are_an_ab_comparison_without_a_verdict(tmp_path):
 
 def as_suite(suite_dir, run_dirs):
     """``suite_dir`` made a suite directory of ``run_dirs`` (its comparison.json)."""
-    rows = [{"run_dirs": run_dirs, "run_rounds": list(range(1, len(run_dirs) + 1))}]
+    rounds = list(range(1, len(run_dirs) + 1))
+    rows = [{"stage": "join", "impl": "builtin", "run_dirs": run_dirs, "run_rounds": rounds}]
     (suite_dir / "comparison.json").write_text(json.dumps({"stages": rows}))
     return suite_dir
 

@@ -102,7 +102,7 @@ def independent_counts(run_dir: Path) -> tuple[int, int, int]:
     return missing, duplicates, duplicated_inputs
 
 
-# broker-restart runs broker-kill's path with SIGTERM for SIGKILL (Run._restart_broker):
+# broker-restart runs broker-kill's path with SIGTERM for SIGKILL (FaultInjector.restart_broker):
 # that choice is unit-tested in test_marks.py, and both ways to stop a real broker node
 # in tests/ground/test_broker.py
 # a restarted job starts a cold JVM and drains the backlog of its outage (25–60 s on a

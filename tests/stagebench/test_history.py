@@ -7,6 +7,7 @@ import pytest
 
 from stagebench import history_index
 from stagebench.commands.history import parse_setting, parse_since
+from stagebench.history_entry import read_entry
 from stagebench.history_table import format_history
 from tests.stagebench.results_dirs import make_capacity, make_run, make_suite
 from tests.stagebench.test_cli_errors import stagebench
@@ -112,3 +113,17 @@ def test_bad_filters_are_one_error_line(tmp_path, args, message):
     result = stagebench("history", "--results", str(tmp_path), *args)
     assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_suite_kept_with_its_runs_inside_reads_them(tmp_path, monkeypatch):
+    """As docs/reference-data/ keeps a suite: its runs inside its directory, not beside it."""
+    results, kept = tmp_path / "results", tmp_path / "kept"
+    suite_dir = make_suite(results, ["ingest", "join"], 1, monkeypatch)
+    beside = read_entry(suite_dir)
+    kept.mkdir()
+    moved = suite_dir.rename(kept / suite_dir.name)
+    for run_dir in (d for d in results.iterdir() if d.is_dir()):
+        run_dir.rename(moved / run_dir.name)
+    inside = read_entry(moved)
+    assert inside.pace_ms == beside.pace_ms and inside.commit == beside.commit
+    assert inside.trusted is beside.trusted is not None

@@ -13,6 +13,7 @@ from ground import rundir
 from ground.errors import EvaluationError
 from stagebench import html_report
 from stagebench import report_figures as figures
+from stagebench import report_tables as tables
 from stagebench.report_data import cdf, load_run
 from tests.stagebench.results_dirs import (
     FAULT_AT_S,
@@ -83,6 +84,19 @@ def test_the_ladder_draws_each_interval_as_error_bars():
     assert list(p50.x) == ["floor", "join (custom)"]
     assert list(p50.error_y.array) == [2.0, 30.0] and list(p50.error_y.arrayminus) == [1.0, 10.0]
     assert list(fig.data[1].error_y.array) == [None, 12.0]
+
+
+def test_the_ladder_table_shows_latencies_as_the_terminal_table_and_keeps_them_exact():
+    row = {"stage": "ingest", "impl": "builtin", "repetitions": 3, "p50": 47.333,
+           "p50_ci95": [45.2, 49.6], "p95": 60.5, "p99": 8.25, "p99_ci95": [7.5, 9.0],
+           "increment_p50": 12.4, "increment_p50_ci95": [-1.5, 26.0],
+           "increment_p50_significant": False, "increment_p99": None,
+           "increment_over": "floor/builtin"}  # fmt: skip
+    html = tables.ladder_table([row])
+    assert 'data-stat="p50" data-value="47.333">47</td><td>[45–50]</td>' in html
+    assert 'data-stat="p99" data-value="8.25">8.2</td><td>[7.5–9.0]</td>' in html
+    assert 'data-value="12.4">+12</td><td>[−2–+26] n.s.</td>' in html
+    assert "47.333<" not in html
 
 
 def test_the_capacity_plot_places_the_probes_by_verdict():

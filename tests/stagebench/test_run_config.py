@@ -158,5 +158,5 @@ def test_summary_table_shows_latency_completeness_and_warnings():
         "warnings": ["publisher fell behind"],
     }
     text = format_runs([summary])
-    assert "join" in text and "1,200" in text and "210.2" in text
+    assert "join" in text and "1,200" in text and " 102 " in text and " 210 " in text
     assert text.splitlines()[-1] == "WARNING: publisher fell behind"

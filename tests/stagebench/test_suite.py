@@ -10,7 +10,7 @@ from evaluator.compare import compare
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import StagebenchError
 from stagebench import suite
-from stagebench.commands.compare import suite_runs
+from stagebench.commands.compare import ladder_runs
 from stagebench.console import Console
 from stagebench.settings import RunConfig
 
@@ -136,12 +136,12 @@ def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
     result = suite.run_suite(
         LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(io.StringIO()), seed=5
     )
-    run_dirs, rounds = suite_runs([result.suite_dir])
+    run_dirs, rounds = ladder_runs([result.suite_dir])
     assert sorted(rounds) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
     again = compare(run_dirs, rounds=rounds).rows
     assert [r["increment_p50_rounds"] for r in again] == [
         r["increment_p50_rounds"] for r in result.comparison.rows
     ]
     # run directories one by one: independent runs, no rounds
-    assert suite_runs(run_dirs) == (run_dirs, None)
+    assert ladder_runs(run_dirs) == (run_dirs, None)
     assert compare(run_dirs).rows[2]["increment_p50_method"] == "welch"

@@ -22,7 +22,7 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
     lines = format_runs([summary]).splitlines()
     header, row = lines[0].split("  "), lines[1]
     assert [h.strip() for h in header if h.strip()][-2:] == ["steady", "checks"]
-    assert "448.0 [431.0–466.2]" in row and "764.0 [700.0–820.0]" in row
+    assert "448 [431–466]" in row and "764 [700–820]" in row
     assert row.split()[-4:] == ["rising", "+120", "ms/min", "ok"]
     assert "(batch means over 8 consecutive sections)" in lines[2]
     assert lines[-2:] == [
@@ -34,7 +34,7 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
 def test_a_run_evaluated_before_intervals_shows_plain_numbers():
     text = format_runs([_summary(confidence=None, steady_state=None)])
     row = text.splitlines()[1]
-    assert "448.0" in row and "[" not in row and row.endswith("-")
+    assert "448" in row and "[" not in row and row.endswith("-")
     assert len(text.splitlines()) == 2  # no note, no warnings
 
 
@@ -51,6 +51,14 @@ def test_a_fault_run_says_how_it_recovered():
     lines = format_runs([_summary(recovery=recovery)]).splitlines()
     assert lines[-1] == (
         "join: 1 disturbance(s) (broker-restart): recovered 1 of 1 to within 20 % of the p50 "
-        "before (median 4 s, max 4 s after the end); peak per-second p50 5,210.0 ms"
+        "before (median 4 s, max 4 s after the end); peak per-second p50 5,210 ms"
     )
     assert not any("disturbance" in line for line in format_runs([_summary()]).splitlines())
+
+
+def test_a_run_prints_its_p50_as_the_stage_table_does():
+    """One precision for every table: whole ms once the value or its interval reaches 10 ms."""
+    fast = _summary(confidence={"method": "m", "p50": [0.0, 1.0], "p99": [1.0, 11.0]})
+    fast["latency_ms"] = {"p50": 0.0, "p95": 1.0, "p99": 1.0, "max": 11.0}
+    row = format_runs([fast]).splitlines()[1]
+    assert "0.0 [0.0–1.0]" in row and "1 [1–11]" in row

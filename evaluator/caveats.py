@@ -1,0 +1,99 @@
+"""The evaluator's own warnings: why a run's numbers should not be trusted, or not
+taken as the pipeline's steady latency.
+
+Each is one sentence that says what to do about it; :func:`evaluator.summary.build_summary`
+logs them and lists them in summary.json's ``warnings`` after the run's own.
+"""
+
+from evaluator.config import EvaluatorConfig
+from evaluator.latency import Period
+
+
+def steady_warnings(steady: dict | None) -> list[str]:
+    """Why the measured period's latency may not be the pipeline's steady latency."""
+    if steady is None:
+        return ["too few measured seconds to tell whether the latency was steady"]
+    slope = (
+        f"per-second p50 {steady['verdict']} by {steady['slope_ms_per_min']:+.0f} ms/min "
+        f"(95 % interval {steady['ci95'][0]:+.0f} to {steady['ci95'][1]:+.0f})"
+    )
+    if steady["verdict"] == "rising":
+        return [
+            f"not steady: {slope}: the offered rate is above what this stage sustains "
+            "(overloaded), or the machine is"
+        ]
+    if steady["verdict"] == "falling":
+        return [f"not steady: {slope}: still warming up; measure longer or warm up longer"]
+    if steady["verdict"] == "undetermined":
+        lo, hi = steady["change_ms"]
+        change = (
+            f"the per-second p50 changed by {lo:+,.0f} to {hi:+,.0f} ms over the measured "
+            f"period (95 % interval), not all within ±{steady['allowed_ms']:,.0f} ms "
+            f"(steady_tolerance {steady['tolerance'] * 100:g} % of its median)"
+        )
+        if hi < 0:
+            return [f"steadiness not shown: {change}: it fell, still warming up; warm up longer"]
+        if lo > 0:
+            return [f"steadiness not shown: {change}: it rose, perhaps overloaded"]
+        return [
+            f"steadiness not shown: {change}: too short or too noisy a period to tell a "
+            "drift of that size; measure longer"
+        ]
+    return []
+
+
+_DEFECTS = {
+    "input_ts_mismatch": "carry an input_ts_latest that is not their latest input's broker "
+    "timestamp (the pipeline carries a wrong clock; latencies here come from the input topics)",
+    "input_ts_earliest_mismatch": "carry an input_ts_earliest that is not their earliest "
+    "input's broker timestamp",
+    "input_count_mismatch": "carry an input_count that is not the number of their inputs",
+    "wrong_values": "have values that differ from those computed from their inputs "
+    "(see wrong in summary.json)",
+    "unexpected": "are explained by no input (they have no latency)",
+}
+
+
+def distrust(records: dict) -> list[str]:
+    """Why this run's outputs contradict its inputs (empty: they do not)."""
+    out = [
+        f"{records[key]} outputs {what}: a pipeline defect, do not trust this run"
+        for key, what in _DEFECTS.items()
+        if records.get(key)
+    ]
+    if records["negative"]:
+        out.append(
+            f"{records['negative']} negative latencies: outputs appended before their inputs, "
+            "timestamps from different clocks; do not trust these numbers"
+        )
+    return out
+
+
+def missing_warning(missing: dict | None) -> list[str]:
+    """How many outputs are missing and where their inputs are (see missing in summary.json)."""
+    if not missing:
+        return []
+    first, last = missing["spans"][0][0], missing["spans"][-1][1]
+    spans = missing["spans_total"]
+    where = ", ".join(f"{k}={v}" for k, v in missing["examples"][0].items())
+    return [
+        f"{missing['count']} missing outputs, from inputs appended in {spans} stretch(es) of "
+        f"broker seconds between {first} and {last} (epoch s); the first: {where}"
+    ]
+
+
+def run_warnings(
+    records: dict, config: EvaluatorConfig, period: Period, run_marked_start: bool
+) -> list[str]:
+    """No outputs, an untrimmed warm-up, duplicate or malformed outputs, an empty period."""
+    out = []
+    if records["outputs"] == 0:
+        out.append("no outputs in the measured period")
+    if config.warmup_s == 0 and not run_marked_start:
+        out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
+    for key in ("duplicates", "malformed_outputs"):
+        if records.get(key):
+            out.append(f"{records[key]} {key.replace('_', ' ')} outputs")
+    if period.hi < period.lo:
+        out.append("the measured period is empty (warm-up and end cut cover the whole run)")
+    return out

@@ -1,0 +1,98 @@
+"""One evaluated run as a row of a comparison: its stage, percentiles, within-run
+intervals, warnings, steadiness and pace, read from its summary.json.
+
+The stage table (:mod:`evaluator.compare`) and the A/B comparison (:mod:`evaluator.ab`)
+both start from these rows; a summary this version cannot read is refused here, naming
+the file, before any figure is computed from it.
+"""
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+from evaluator.summary_file import read_summary
+from ground import rundir
+from ground.errors import EvaluationError
+from ground.stages import STAGES
+
+QUANTILES = ("p50", "p95", "p99")
+CI_QUANTILES = ("p50", "p99")
+"""The percentiles a run's ``confidence`` section gives intervals for."""
+VERDICTS = ("steady", "rising", "falling", "undetermined")
+
+
+def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
+    """stage, impl, p50, p95, p99, run_dir, warnings, steady, p50_ci95, p99_ci95 and
+    pace_ms of one evaluated run (``summary``: its summary.json, read when not given).
+
+    EvaluationError naming the file when summary.json is missing, not JSON, of another
+    schema version (:func:`evaluator.summary_file.read_summary`) or without the keys that
+    version has. Intervals are None where the summary has none (the Spark engine, a
+    period too short for its sections), steadiness where it has no verdict, the pace
+    for a run not made by ``stagebench run``.
+    """
+    path = Path(run_dir) / rundir.SUMMARY
+    if summary is None:
+        summary = read_summary(run_dir)
+    try:
+        run, lat = summary["run"], summary["latency_ms"]
+        confidence = summary["confidence"] or {}
+        row = {
+            "stage": run["stage"],
+            "impl": run["impl"],
+            **{q: _number(lat[q]) for q in QUANTILES},
+            "run_dir": str(run_dir),
+            "warnings": [str(w) for w in _list(summary["warnings"], "warnings")],
+            "steady": _verdict(summary["steady_state"]),
+            **{f"{q}_ci95": _bounds(confidence.get(q), q) for q in CI_QUANTILES},
+            "pace_ms": run_pace((summary["machine"] or {}).get("pace")),
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise EvaluationError(
+            f"{path} is not a stagebench summary this version can compare "
+            f"(missing or invalid {err}); re-evaluate the run"
+        ) from err
+    if row["stage"] not in STAGES:
+        raise EvaluationError(f"{path}: unknown stage {row['stage']!r} (known: {STAGES})")
+    return row
+
+
+def run_pace(pace: Any) -> float | None:
+    """One run's pace, ms: the mean of its timings before and after (either alone when
+    the other is missing); None without one (a run not made by ``stagebench run``)."""
+    values = [_number(pace.get(k)) for k in ("before_ms", "after_ms")] if pace else []
+    known = [v for v in values if v]
+    return round(statistics.fmean(known), 2) if known else None
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"percentile {value!r}")
+    return float(value)
+
+
+def _list(value: Any, name: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{name} {value!r}")
+    return value
+
+
+def _bounds(value: Any, q: str) -> list[float] | None:
+    """[lo, hi] of a ``confidence`` entry; None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"confidence.{q} {value!r}")
+    lo, hi = (_number(v) for v in value)
+    return [lo, hi] if lo is not None and hi is not None else None
+
+
+def _verdict(steady_state: Any) -> str | None:
+    if steady_state is None:
+        return None
+    verdict: str | None = steady_state.get("verdict")
+    if verdict not in VERDICTS:
+        raise ValueError(f"steady_state.verdict {verdict!r}")
+    return verdict

@@ -1,0 +1,179 @@
+"""The stage table as text: a terminal table and the same in Markdown, with what its
+numbers mean and its rows' warnings underneath (the numbers: :mod:`evaluator.compare`,
+each formatted by :mod:`evaluator.number_format`)."""
+
+from collections import Counter
+from typing import Any
+
+from evaluator.compare import Comparison
+from evaluator.comparison_rows import CI_QUANTILES
+from evaluator.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
+from evaluator.number_format import format_cell, format_estimate, format_ms
+from evaluator.significance import ALPHA
+
+INCREMENT_NOTE = (
+    "the stage's pXX − that of the stage under 'over' (difference of percentiles, ms; in "
+    "rounds: the mean of the per-round differences)"
+)
+
+
+def _estimate(row: dict[str, Any], q: str) -> str:
+    return format_estimate(row[q], row.get(f"{q}_ci95"))
+
+
+def _increment_cell(row: dict[str, Any], q: str) -> str:
+    """The increment and its interval; "n.s." when not significant, "n.v." without a
+    verdict (:data:`NO_VERDICT`)."""
+    cell = format_estimate(row[f"increment_{q}"], row.get(f"increment_{q}_ci95"), signed=True)
+    if row.get(f"increment_{q}_significant") is False:
+        return cell + " n.s."
+    return cell + (" n.v." if row.get(f"increment_{q}_method") == WITHIN_RUN else "")
+
+
+def steady_text(verdicts: list[str | None]) -> str | None:
+    """The steadiness of a row's runs: one run, its verdict; several, "3 steady" or
+    "2 steady, 1 rising"; None when no run recorded one."""
+    if all(v is None for v in verdicts):
+        return None
+    if len(verdicts) == 1:
+        return verdicts[0]
+    counts = Counter(v or "unknown" for v in verdicts)
+    return ", ".join(f"{n} {v}" for v, n in counts.items())
+
+
+# (header, left-aligned, cell of a row)
+_COLUMNS = (
+    ("stage", True, lambda r: r["stage"]),
+    ("impl", True, lambda r: r["impl"]),
+    ("p50", False, lambda r: _estimate(r, "p50")),
+    ("p95", False, lambda r: format_ms(r["p95"])),
+    ("p99", False, lambda r: _estimate(r, "p99")),
+    ("+p50", False, lambda r: _increment_cell(r, "p50")),
+    ("+p95", False, lambda r: format_ms(r["increment_p95"], signed=True)),
+    ("+p99", False, lambda r: _increment_cell(r, "p99")),
+    ("over", True, lambda r: r["increment_over"] or "-"),
+    ("runs", False, lambda r: format_cell(r["repetitions"])),
+    ("pace", False, lambda r: format_ms(r.get("pace_ms"))),
+    ("steady", True, lambda r: steady_text(r.get("steady") or []) or "-"),
+)
+
+
+def _body(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Headers and cells of the rows; the last column, "!N", refers to the Nth row
+    with warnings (listed under the table by :func:`_warned`)."""
+    headers = [h for h, _, _ in _COLUMNS] + [MARK]
+    cells, warned = [], 0
+    for r in rows:
+        mark = ""
+        if r.get("warnings"):
+            warned += 1
+            mark = f"{r.get('mark') or MARK}{warned}"
+        cells.append([cell(r) for _, _, cell in _COLUMNS] + [mark])
+    return headers, cells
+
+
+def _notes(comparison: Comparison) -> list[list[str]]:
+    """What the numbers mean, as notes of a few short phrases each: units, the
+    interval methods present, increments with how they were judged, pace,
+    steadiness, the marks."""
+    rows = comparison.rows
+    methods: set[str] = {r["ci_method"] for r in rows if r.get("ci_method")}
+    explained = {
+        WITHIN_RUN: "one run: batch means over sections of its seconds (within-run precision only)",
+        ACROSS_RUNS: "several runs: Student-t interval of the runs' mean (run-to-run variation)",
+    }
+    if methods:
+        intervals = ["[lo–hi]: 95 % interval;", *(explained[m] for m in sorted(methods))]
+    else:
+        intervals = ["no intervals: the runs' summaries have none (Spark engine, short period)"]
+    judged = {r.get(f"increment_{q}_method") for r in rows for q in CI_QUANTILES}
+    how = {
+        PAIRED: "in rounds: [lo–hi] Student-t on the per-round differences;",
+        WELCH: "runs made apart: [lo–hi] Welch–Satterthwaite on the runs' values;",
+        WITHIN_RUN: f"n.v.: no verdict, {NO_VERDICT};",
+    }
+    increments = [f"+pXX: {INCREMENT_NOTE};", *(how[m] for m in how if m in judged)]
+    if comparison.tests:
+        increments.append(
+            f"n.s.: not significant at {ALPHA * 100:.0f} % after Holm's correction across the "
+            f"table's {comparison.tests} tests (the [lo–hi] are not adjusted)"
+        )
+    increments[-1] = increments[-1].rstrip(";")
+    pace = ["pace: ms one core took for a fixed piece of work around the runs (lower: a "
+            "faster host; -: not recorded);"]  # fmt: skip
+    spread, drift = comparison.pace_spread, comparison.pace_drift
+    if spread is not None and drift is not None:
+        pace.append(
+            f"across the runs a median absolute deviation of {spread * 100:.1f} "
+            f"% of the median: two runs' paces differ by up to {drift * 100:.0f} %;"
+        )
+    return [
+        ["latency in ms; p50, p95, p99: mean over the runs;", *intervals],
+        increments,
+        [*pace, "steady: each run's verdict on its per-second p50 trend (-: not recorded);",
+         f"{MARK}N: warning N below"],
+    ]  # fmt: skip
+
+
+def _warned(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """("stage/impl", its warnings) of every row with warnings, in table order."""
+    return [(f"{r['stage']}/{r['impl']}", list(r["warnings"])) for r in rows if r.get("warnings")]
+
+
+def format_table(comparison: Comparison) -> str:
+    """A plain text table for terminals: the differences between the runs above it
+    (when any), notes and the numbered warnings of its rows below."""
+    headers, body = _body(comparison.rows)
+    left = [a for _, a, _ in _COLUMNS] + [True]
+    widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        padded = zip(cells, widths, left, strict=True)
+        return "  ".join(c.ljust(w) if a else c.rjust(w) for c, w, a in padded).rstrip()
+
+    lines = []
+    if comparison.differences:
+        lines.append(
+            "NOT COMPARABLE: the runs differ in more than stage and implementation; "
+            "increments mix these conditions:"
+        )
+        lines += [f"  {d}" for d in comparison.differences]
+        lines.append("")
+    if note := comparison.pace_note:
+        lines += [f"PACE: {note}", ""]
+    lines += [line(headers), "  ".join("-" * w for w in widths)]
+    lines += [line(b) for b in body]
+    lines += ["\n    ".join(note) for note in _notes(comparison)]
+    for i, (label, warnings) in enumerate(_warned(comparison.rows), 1):
+        lines.append(f"{MARK}{i} {label}:")
+        lines += [f"    {w}" for w in warnings]
+    return "\n".join(lines)
+
+
+def to_markdown(comparison: Comparison) -> str:
+    """The same table in Markdown."""
+    headers, body = _body(comparison.rows)
+    left = [a for _, a, _ in _COLUMNS] + [True]
+    lines = []
+    if comparison.differences:
+        lines.append(
+            "**NOT COMPARABLE**: the runs differ in more than stage and implementation; "
+            "increments mix these conditions:"
+        )
+        lines.append("")
+        lines += [f"- {d}" for d in comparison.differences]
+        lines.append("")
+    if note := comparison.pace_note:
+        lines += [f"**PACE**: {note}", ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "".join("---|" if a else "---:|" for a in left))
+    lines += ["| " + " | ".join(b) + " |" for b in body]
+    lines.append("")
+    lines += [f"- {' '.join(note)}" for note in _notes(comparison)]
+    warned = _warned(comparison.rows)
+    if warned:
+        lines += ["", "Warnings:", ""]
+        for i, (label, warnings) in enumerate(warned, 1):
+            lines.append(f"{i}. {label} ({MARK}{i}):")
+            lines += [f"   - {w}" for w in warnings]
+    return "\n".join(lines)

@@ -1,0 +1,209 @@
+"""The increments of a stage table: per-run rows grouped by (stage, implementation),
+the mean, spread and 95 % interval of each percentile, and each row's increment over
+the nearest earlier stage of the ladder, with its interval and verdict.
+
+How an increment is judged depends on how its runs were made:
+
+- in rounds (a suite: every round runs each stage once, in its own random
+  order), the increment is the mean of the per-round differences (stage −
+  previous stage of the same round) and its interval Student-t on those
+  differences: run-to-run variation enters it, and a host that drifts over the
+  suite hits both runs of a round alike;
+- in runs made apart, Welch–Satterthwaite on the runs' values;
+- with fewer than :data:`MIN_RUNS` runs of either stage, neither: the interval
+  combines the runs' own within-run intervals (asymmetric bounds kept) and so
+  measures only within-run precision, and the increment gets no verdict. Runs
+  of a join whose own intervals said ±2 % differed by up to 19 %.
+
+The tests of one table are corrected together by Holm's method.
+"""
+
+import statistics
+from typing import Any
+
+import numpy as np
+
+from evaluator.comparison_rows import CI_QUANTILES, QUANTILES
+from evaluator.confidence import runs_interval
+from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
+from ground.stages import STAGES
+
+ACROSS_RUNS = "across runs"
+# how an increment's interval was found
+PAIRED = "rounds"
+WELCH = "welch"
+WITHIN_RUN = "within-run"
+MIN_RUNS = 3
+"""Runs of each stage (or rounds) an increment needs for a significance verdict: the
+spread of two runs is a poor estimate of run-to-run variation, and with one there is none."""
+NO_VERDICT = (
+    f"fewer than {MIN_RUNS} runs of a stage: its interval combines the runs' own "
+    "within-run intervals and leaves out run-to-run variation, which is larger (one join's "
+    "runs differed by up to 19 % where each run's interval said ±2 %); repeat the stages "
+    f"(suite --repeat {MIN_RUNS}) for a verdict"
+)
+MARK = "!"
+"""A row's mark when its runs have warnings."""
+BASELINE_IMPL = "builtin"
+
+
+def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (stage, impl) from per-run rows
+    (:func:`~evaluator.comparison_rows.run_row`, with their ``round`` or None): means,
+    spreads, intervals, caveats and increments, the increments' verdicts corrected
+    together (:func:`~evaluator.significance.holm`); ordered by the stage ladder, then
+    implementation."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["stage"], row["impl"]), []).append(row)
+    spread = pace_spread([r["pace_ms"] for r in rows if r["pace_ms"]])
+    out: list[dict[str, Any]] = []
+    for stage, impl in sorted(groups, key=lambda k: (STAGES.index(k[0]), str(k[1]))):
+        runs = groups[(stage, impl)]
+        entry: dict[str, Any] = {"stage": stage, "impl": impl, "repetitions": len(runs)}
+        for q in QUANTILES:
+            values = [r[q] for r in runs if r[q] is not None]
+            entry[q] = statistics.fmean(values) if values else None
+            entry[f"{q}_spread"] = [min(values), max(values)] if values else None
+        entry.update(_intervals(runs))
+        entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
+        entry["run_dirs"] = [r["run_dir"] for r in runs]
+        entry["run_rounds"] = [r.get("round") for r in runs]
+        entry["steady"] = [r["steady"] for r in runs]
+        entry["run_paces_ms"] = [r["pace_ms"] for r in runs]
+        paces = [p for p in entry["run_paces_ms"] if p]
+        entry["pace_ms"] = statistics.median(paces) if paces else None
+        warnings = (f"{r['run_dir']}: {w}" for r in runs for w in r["warnings"])
+        entry["warnings"] = list(dict.fromkeys(warnings))
+        entry["mark"] = MARK if entry["warnings"] else ""
+        out.append(entry)
+    for entry in out:
+        base = _baseline(entry, out)
+        base_runs = groups[(base["stage"], base["impl"])] if base else []
+        for q in QUANTILES:
+            entry.update(increment(groups[(entry["stage"], entry["impl"])], base_runs, q))
+        for q in CI_QUANTILES:
+            change, before = entry[f"increment_{q}"], base[q] if base else None
+            entry[f"increment_{q}_within_pace"] = (
+                None
+                if change is None or before is None or spread is None
+                else abs(change) <= spread * PAIR_DRIFT * before
+            )
+        entry["increment_over"] = f"{base['stage']}/{base['impl']}" if base else None
+    _judge(out)
+    return out
+
+
+def _intervals(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """p50_ci95, p99_ci95 and ci_method of a group of runs: across the runs when two
+    or more have the percentile, else the one run's within-run interval, else None."""
+    out: dict[str, Any] = {"ci_method": None}
+    for q in CI_QUANTILES:
+        measured = [r for r in runs if r[q] is not None]
+        out[f"{q}_ci95"] = None
+        if len(measured) >= 2:
+            _, lo, hi = runs_interval(np.array([r[q] for r in measured]))
+            out[f"{q}_ci95"], out["ci_method"] = [float(lo), float(hi)], ACROSS_RUNS
+        elif measured and measured[0][f"{q}_ci95"] is not None:
+            out[f"{q}_ci95"], out["ci_method"] = list(measured[0][f"{q}_ci95"]), WITHIN_RUN
+    return out
+
+
+def increment(
+    runs: list[dict[str, Any]], base_runs: list[dict[str, Any]], q: str
+) -> dict[str, Any]:
+    """The pXX increment of ``runs`` (per-run rows of one stage) over ``base_runs``
+    (those of the stage before; empty for the first stage), as row keys.
+
+    increment_pXX: the mean of the per-round differences when the runs were made
+    in rounds (:func:`_pairs`), else the difference of the two stages' means;
+    increment_pXX_rounds: those per-round differences (None without rounds).
+    For p50 and p99 also its interval, increment_pXX_ci95, found by
+    increment_pXX_method:
+
+    - :data:`PAIRED`, at least :data:`MIN_RUNS` rounds: Student-t on the
+      per-round differences (:func:`~evaluator.significance.paired_t`);
+    - :data:`WELCH`, at least :data:`MIN_RUNS` runs of each stage made apart:
+      Welch–Satterthwaite on the runs' values (:func:`~evaluator.significance.welch`);
+    - :data:`WITHIN_RUN`, fewer runs, each with its own within-run interval: the
+      increment's interval from those (:func:`~evaluator.significance.mover`), no
+      p-value (no verdict: :data:`NO_VERDICT`);
+
+    and increment_pXX_p, the test's two-sided p-value (None without a test).
+    """
+    out: dict[str, Any] = {f"increment_{q}": None, f"increment_{q}_rounds": None}
+    if q in CI_QUANTILES:
+        out.update({f"increment_{q}_{k}": None for k in ("ci95", "method", "p")})
+    pairs = _pairs(runs, base_runs, q) if base_runs else None
+    if pairs is None:
+        before = [r for r in base_runs if r[q] is not None]
+        after = [r for r in runs if r[q] is not None]
+    else:
+        before, after = [a for a, _ in pairs], [b for _, b in pairs]
+        out[f"increment_{q}_rounds"] = [b[q] - a[q] for a, b in pairs]
+    if not before or not after:
+        return out
+    x, y = [r[q] for r in before], [r[q] for r in after]
+    out[f"increment_{q}"] = statistics.fmean(y) - statistics.fmean(x)
+    if q not in CI_QUANTILES:
+        return out
+    if min(len(x), len(y)) >= MIN_RUNS:
+        method = PAIRED if pairs is not None else WELCH
+        test = paired_t(out[f"increment_{q}_rounds"]) if pairs is not None else welch(x, y)
+        _, lo, hi, p = test
+    elif all(r[f"{q}_ci95"] is not None for r in before + after):
+        method, p = WITHIN_RUN, None
+        terms = [(1 / len(y), r[q], *r[f"{q}_ci95"]) for r in after]
+        terms += [(-1 / len(x), r[q], *r[f"{q}_ci95"]) for r in before]
+        _, lo, hi = mover(terms)
+    else:
+        return out
+    out.update({f"increment_{q}_ci95": [lo, hi], f"increment_{q}_method": method})
+    out[f"increment_{q}_p"] = p
+    return out
+
+
+def _pairs(
+    runs: list[dict[str, Any]], base_runs: list[dict[str, Any]], q: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]] | None:
+    """(base run, run) of each round both have a pXX for, in round order; None when
+    the runs were not made in rounds (a run without one, or two runs of a stage in one)."""
+    by_round: list[dict[int, dict[str, Any]]] = []
+    for group in (base_runs, runs):
+        rounds = {r["round"]: r for r in group if r.get("round") is not None}
+        if len(rounds) < len(group):  # a run without a round, or two in one
+            return None
+        by_round.append(rounds)
+    before, after = by_round
+    common = sorted(before.keys() & after.keys())
+    return [
+        (before[k], after[k])
+        for k in common
+        if before[k][q] is not None and after[k][q] is not None
+    ]
+
+
+def _judge(rows: list[dict[str, Any]]) -> None:
+    """increment_pXX_p_holm and increment_pXX_significant of every row: the p-values
+    of the table's tests adjusted together (:func:`~evaluator.significance.holm`); None
+    where no test."""
+    tests = [(r, q) for r in rows for q in CI_QUANTILES if r[f"increment_{q}_p"] is not None]
+    for r in rows:
+        for q in CI_QUANTILES:
+            r[f"increment_{q}_p_holm"] = r[f"increment_{q}_significant"] = None
+    adjusted = holm([r[f"increment_{q}_p"] for r, q in tests])
+    for (r, q), p in zip(tests, adjusted, strict=True):
+        r[f"increment_{q}_p_holm"] = p
+        r[f"increment_{q}_significant"] = p < ALPHA
+
+
+def _baseline(entry: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The row ``entry``'s increments are taken against: the nearest earlier stage
+    with rows, its row of the same impl, else its built-in row (else None)."""
+    index = STAGES.index(entry["stage"])
+    earlier = [r for r in rows if STAGES.index(r["stage"]) < index]
+    if not earlier:
+        return None
+    nearest = max(STAGES.index(r["stage"]) for r in earlier)
+    candidates = {r["impl"]: r for r in earlier if STAGES.index(r["stage"]) == nearest}
+    return candidates.get(entry["impl"]) or candidates.get(BASELINE_IMPL)

@@ -1,0 +1,241 @@
+"""The pandas engine's measurement, on topics already read (pure: unit-testable without
+Kafka).
+
+From the outputs and inputs :mod:`evaluator.run_topics` read: the malformed outputs
+set aside, the measured period fixed from the inputs' broker timestamps, each output's
+latency from the inputs that explain it (:mod:`evaluator.checks`), the expected outputs
+and completeness, then the statistics and the per-second series, as one
+:class:`evaluator.result.Measurement`.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator import checks, stages, stats
+from evaluator import expected as exp
+from evaluator.completeness import completeness, missing_outputs
+from evaluator.confidence import percentile_intervals
+from evaluator.config import EvaluatorConfig
+from evaluator.latency import (
+    EXPLAINED,
+    IN_RANGE,
+    LATENCY,
+    LATENCY_EARLIEST,
+    Period,
+    measured_period,
+    with_latencies,
+)
+from evaluator.reader import KIND, MALFORMED, TIMESTAMP
+from evaluator.result import Measurement, Records
+from evaluator.run_info import RunInfo
+from evaluator.steady import steady_state
+from evaluator.throughput import peak_output, throughput
+from ground import contract as s
+from ground.contract import SECOND_MS
+from ground.errors import EvaluationError
+from ground.stages import stage
+
+
+@dataclass(frozen=True, eq=False)
+class _Explained:
+    """The valid outputs with their latencies, and what the inputs say about them."""
+
+    good: pd.DataFrame
+    """The valid outputs with :data:`EXPLAINED`, their latencies and :data:`IN_RANGE`."""
+    rows: np.ndarray | None
+    """Each output's row of ``expected_all``, -1 when no input explains it (None: no inputs)."""
+    expected_all: pd.DataFrame | None
+    expected_in: pd.DataFrame | None
+    """The expected outputs whose latest input lies in the measured period."""
+    malformed_inputs: int | None
+    malformed_by_kind: dict | None
+
+
+def measure(
+    run: RunInfo,
+    config: EvaluatorConfig,
+    outputs: pd.DataFrame,
+    inputs: pd.DataFrame | None,
+    from_ms: int | None = None,
+) -> Measurement:
+    """The evaluation proper, on read topics.
+
+    ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them;
+    ``from_ms``: the topics were read from this broker time on
+    (:func:`evaluator.run_topics.read_from_ms`), so an output whose carried input time
+    is earlier is left out, its input unread.
+    """
+    unread = 0
+    if from_ms is not None:
+        early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
+        unread = int(early.sum())
+        outputs = _subset(outputs, ~early)
+    good, bad = _well_formed(run.stage, outputs)
+    in_ts, period = _period(run, config, good, inputs)
+    found = _explain(run, config, good, inputs, period)
+    good = found.good
+    identity = stage(run.stage).identity
+    in_range = good[IN_RANGE].to_numpy()
+    measured_all = _subset(good, in_range)
+    counts = completeness(
+        run.stage, identity, measured_all, found.expected_in, good, found.expected_all
+    )
+    missing = missing_outputs(found.expected_in, good, identity) if counts["missing"] else None
+    carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
+    wrong: dict[str, dict] | None = None
+    if found.rows is not None:
+        carried, wrong = checks.check(
+            run.stage, measured_all, found.expected_all, found.rows[in_range], identity
+        )
+    measured = _subset(measured_all, measured_all[EXPLAINED].to_numpy())
+    latency = measured[LATENCY].to_numpy()
+    latency_earliest = measured[LATENCY_EARLIEST].to_numpy()
+    in_measured = in_ts[period.contains(in_ts)]
+    records = Records(
+        **counts,
+        **carried,
+        negative=int((latency < 0).sum()),
+        negative_earliest=int((latency_earliest < 0).sum()),
+        malformed_inputs=found.malformed_inputs,
+        malformed_inputs_by_kind=found.malformed_by_kind,
+        malformed_outputs=int(bad.sum()),
+        outside_window=int(len(good) - len(measured_all)),
+        inputs=len(in_ts),
+        inputs_measured=len(in_measured),
+        outputs_total=len(outputs),
+    )
+    figures = _figures(config, good, measured, in_ts, period, from_ms)
+    return Measurement(
+        **figures,
+        records=records,
+        missing=missing,
+        wrong=wrong,
+        from_ms=from_ms,
+        outputs_of_unread_inputs=unread,
+    )
+
+
+def _figures(
+    config: EvaluatorConfig,
+    good: pd.DataFrame,
+    measured: pd.DataFrame,
+    in_ts: np.ndarray,
+    period: Period,
+    from_ms: int | None,
+) -> dict[str, Any]:
+    """The statistics, the per-second series and the throughput (the fields of a
+    :class:`Measurement` besides its counts) of the ``measured`` outputs, the valid
+    ones (``good``) and the inputs' broker times (``in_ts``)."""
+    latency = measured[LATENCY].to_numpy()
+    latency_earliest = measured[LATENCY_EARLIEST].to_numpy()
+    in_measured = in_ts[period.contains(in_ts)]
+    out_ts = good[TIMESTAMP].to_numpy()
+    explained = _subset(good, good[EXPLAINED].to_numpy())
+    series = stats.timeseries(explained[TIMESTAMP].to_numpy(), explained[LATENCY].to_numpy(), in_ts)
+    measured_ts = measured[TIMESTAMP].to_numpy(np.int64)
+    measured_series = stats.timeseries(measured_ts, latency, in_measured)
+    first_output_delay = drain = None
+    if len(out_ts) and len(in_ts):
+        # the first input is known only when the topics were read from their beginning
+        first_output_delay = None if from_ms is not None else int(out_ts.min()) - int(in_ts.min())
+        drain = int(out_ts.max()) - int(in_ts.max())
+    return {
+        "period": period,
+        "latency_ms": stats.describe(latency),
+        "latency_earliest_ms": stats.describe(latency_earliest),
+        "throughput": throughput(
+            len(in_measured),
+            int(period.contains(out_ts).sum()),
+            period,
+            peak_output(series),
+            first_output_delay,
+            drain,
+        ),
+        "timeseries": series,
+        "first_output_ms": int(out_ts.min()) if len(out_ts) else None,
+        "steady_state": steady_state(
+            measured_series["second"].to_numpy(),
+            measured_series["latency_p50_ms"].to_numpy(),
+            config.steady_tolerance,
+        ),
+        "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
+        "latencies": good,
+        "engine": "pandas",
+    }
+
+
+def _well_formed(stage_name: str, outputs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """The valid outputs (their times as int64) and the malformed mask, malformed as
+    :func:`evaluator.stages.required_fields` defines it."""
+    bad = (
+        outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
+    )
+    for col in stages.required_fields(stage_name):
+        bad |= outputs[col].isna().to_numpy()
+    good = _subset(outputs, ~bad)
+    if any(good[c].dtype != np.int64 for c in stages.TIMES):
+        good = good.astype({c: np.int64 for c in stages.TIMES})
+    return good, bad
+
+
+def _period(
+    run: RunInfo, config: EvaluatorConfig, good: pd.DataFrame, inputs: pd.DataFrame | None
+) -> tuple[np.ndarray, Period]:
+    """The inputs' broker times and the measured period, from them or, when no input was
+    read, from the outputs' carried ones."""
+    if inputs is not None and len(inputs):
+        in_ts = inputs[TIMESTAMP].to_numpy(np.int64)
+        start, end = int(in_ts.min()), int(in_ts.max())
+    elif len(good):
+        in_ts = np.zeros(0, np.int64)
+        latest = good[s.INPUT_TS_LATEST].to_numpy()
+        start, end = int(latest.min()), int(latest.max())
+    else:
+        raise EvaluationError(
+            f"nothing to evaluate: output topic {run.output_topic!r} has no valid records "
+            "and no input records were read"
+        )
+    return in_ts, measured_period(start, end, config, run.start_ms, run.end_ms)
+
+
+def _explain(
+    run: RunInfo,
+    config: EvaluatorConfig,
+    good: pd.DataFrame,
+    inputs: pd.DataFrame | None,
+    period: Period,
+) -> _Explained:
+    """Each output's latency from the inputs' own timestamps, matched by identity; an
+    output no input explains keeps its carried time only to be counted (unexpected)."""
+    if inputs is None:
+        good = with_latencies(good, period)
+        good[EXPLAINED] = True
+        return _Explained(good, None, None, None, None, None)
+    identity = stage(run.stage).identity
+    malformed_inputs = malformed_by_kind = None
+    lookbacks = (config.lookback_short_s, config.lookback_long_s)
+    expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
+    expected_in = _subset(expected_all, period.contains(expected_all[s.INPUT_TS_LATEST].to_numpy()))
+    if not stage(run.stage).raw:
+        malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
+    if KIND in inputs:
+        malformed_by_kind = exp.malformed_by_kind(inputs)
+    rows = checks.lookup(good, expected_all, identity)
+    good = with_latencies(
+        good,
+        period,
+        checks.derived(good, expected_all, rows, s.INPUT_TS_LATEST),
+        checks.derived(good, expected_all, rows, s.INPUT_TS_EARLIEST),
+    )
+    good[EXPLAINED] = rows >= 0
+    return _Explained(good, rows, expected_all, expected_in, malformed_inputs, malformed_by_kind)
+
+
+def _subset(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:
+    """Rows of ``frame`` where ``mask``; the frame itself (no copy) when that is all of them."""
+    if mask.all():
+        return frame
+    return frame.loc[mask].reset_index(drop=True)

@@ -1,0 +1,370 @@
+"""What one evaluation found, as typed, frozen records: a :class:`Measurement` and a
+run's :class:`Summary`.
+
+Both evaluation engines (pandas, :mod:`evaluator.measure`; Spark,
+:mod:`evaluator.spark.evaluation`) return the same :class:`Measurement`;
+:func:`evaluator.summary.build_summary` turns it into the :class:`Summary` whose
+:meth:`Summary.as_dict` is summary.json. Each field's ``metadata["doc"]`` says what
+its key holds: docs/results-schema.md is generated from them
+(:mod:`evaluator.result_schema`). A field marked ``omit_none`` has no key when it is
+None; a ``flatten`` record's keys join its parent's (none when it is None).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evaluator.latency import Period
+from evaluator.stats import STAT_KEYS
+
+Stats = dict[str, float | int | None]
+"""count, mean, min, the percentile ladder and max (:data:`evaluator.stats.STAT_KEYS`)."""
+Section = dict[str, Any]
+"""A section kept as its producer wrote it (its keys are listed in its doc)."""
+
+
+def _doc(text: str, **more: Any) -> dict[str, Any]:
+    """A field's metadata: its documentation (and ``omit_none``/``flatten``/``keys``)."""
+    return {"doc": text, **more}
+
+
+def as_dict(record: Any) -> dict[str, Any]:
+    """A record's keys and values in field order, nested records as dicts; values are
+    not copied."""
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if value is None and (f.metadata.get("omit_none") or f.metadata.get("flatten")):
+            continue
+        if is_dataclass(value):
+            value = as_dict(value)
+            if f.metadata.get("flatten"):
+                out.update(value)
+                continue
+        out[f.name] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Records:
+    """Record counts of the measured period, as evaluator.completeness and evaluator.checks
+    count them; None (null) where not applicable."""
+
+    outputs: int = field(
+        metadata=_doc("valid outputs whose latest input lies in the measured period")
+    )
+    duplicates: int = field(metadata=_doc("outputs beyond the first of their identity"))
+    expected: int | None = field(
+        metadata=_doc("outputs the inputs say must exist (null: no input read)")
+    )
+    missing: int | None = field(metadata=_doc("expected outputs with no output of their identity"))
+    unexpected: int | None = field(
+        metadata=_doc("outputs no input explains (they have no latency)")
+    )
+    partial_windows: int | None = field(
+        metadata=_doc(
+            "windowed stages: expected location-seconds with fewer lanes than the location has"
+        )
+    )
+    partial_window_outputs: int | None = field(
+        metadata=_doc("tumbling: outputs whose own lanes_seen is below their num_lanes")
+    )
+    input_ts_mismatch: int | None = field(
+        metadata=_doc(
+            "outputs carrying an input_ts_latest that is not their latest input's broker timestamp"
+        )
+    )
+    input_ts_earliest_mismatch: int | None = field(
+        metadata=_doc("outputs carrying an input_ts_earliest that is not their earliest input's")
+    )
+    input_count_mismatch: int | None = field(
+        metadata=_doc("outputs carrying an input_count that is not the number of their inputs")
+    )
+    wrong_values: int | None = field(
+        metadata=_doc("outputs whose values differ from those of their inputs")
+    )
+    negative: int = field(
+        metadata=_doc("negative latencies (impossible on one clock: a measurement error)")
+    )
+    negative_earliest: int = field(metadata=_doc("negative latencies against the earliest input"))
+    malformed_inputs: int | None = field(
+        metadata=_doc("malformed inputs (ground.malformed) over the whole run; null for ingest")
+    )
+    malformed_inputs_by_kind: dict[str, int] | None = field(
+        metadata=_doc(
+            "the malformed inputs per kind: not_json, truncated, missing_field, wrong_type, "
+            "unknown_field, empty_value, oversized, non_utf8, out_of_range (null for ingest)"
+        )
+    )
+    malformed_outputs: int = field(
+        metadata=_doc("outputs lacking a field evaluator.stages.required_fields requires")
+    )
+    outside_window: int = field(
+        metadata=_doc("valid outputs whose latest input lies outside the period")
+    )
+    inputs: int = field(metadata=_doc("input records read"))
+    inputs_measured: int = field(
+        metadata=_doc("input records whose broker timestamp lies in the period")
+    )
+    outputs_total: int = field(metadata=_doc("output records read, valid or not"))
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """A job started behind a backlog (single burst): its ``job_started_ms`` mark."""
+
+    job_started_ms: int = field(metadata=_doc("the broker-clock mark of the job's query start"))
+    time_to_first_output_ms: int | None = field(
+        metadata=_doc("its first output's broker time after it")
+    )
+    catch_up: Section = field(
+        metadata=_doc(
+            "live_p50_ms, caught_up_s, caught_up: when its per-second p50 reached the live "
+            "p50 (evaluator.catchup.catch_up)"
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Records per second of the measured period, each by its own broker timestamp."""
+
+    input_mps: float | None = field(
+        metadata=_doc("inputs per second (null when the period is empty)")
+    )
+    output_mps: float | None = field(
+        metadata=_doc("valid outputs per second (null when the period is empty)")
+    )
+    seconds: float = field(metadata=_doc("the measured period's length"))
+    peak_output_mps: int | None = field(
+        metadata=_doc(
+            "the most valid outputs appended in one broker second of the run (null: none)"
+        )
+    )
+    first_output_delay_ms: int | None = field(
+        metadata=_doc(
+            "first valid output − first input (single burst: with the backlog); null without "
+            "inputs or outputs, or when the topics were read from a later time"
+        )
+    )
+    drain_ms: int | None = field(
+        metadata=_doc(
+            "last valid output − last input: how long the job still wrote (a capacity probe "
+            "must drain within 10 s); null without inputs or outputs"
+        )
+    )
+    backlog: Backlog | None = field(
+        default=None, metadata=_doc("a job started behind a backlog", flatten=True)
+    )
+
+
+@dataclass(frozen=True)
+class MeasuredPeriod:
+    """The run's period and the measured part of it, broker time (epoch ms): outputs
+    and expected outputs are both selected by their latest input's timestamp."""
+
+    start_ms: int = field(metadata=_doc("the run's start (its mark, else its first input)"))
+    end_ms: int = field(metadata=_doc("the run's end (its mark, else its last input)"))
+    measured_from_ms: int = field(metadata=_doc("start + warm-up"))
+    measured_to_ms: int = field(metadata=_doc("end − end cut"))
+    warmup_ms: int = field(metadata=_doc("the warm-up left out"))
+    end_cut_ms: int = field(metadata=_doc("the end cut left out"))
+
+    @classmethod
+    def of(cls, period: Period) -> "MeasuredPeriod":
+        return cls(
+            start_ms=period.start,
+            end_ms=period.end,
+            measured_from_ms=period.lo,
+            measured_to_ms=period.hi,
+            warmup_ms=period.lo - period.start,
+            end_cut_ms=period.end - period.hi,
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How the run was evaluated."""
+
+    engine: str = field(metadata=_doc("pandas or spark"))
+    percentile_method: str = field(metadata=_doc("how the percentiles were computed"))
+    from_ms: int | None = field(
+        metadata=_doc(
+            "the topics were read from this broker time on (capacity probes of ingest and "
+            "parse, evaluator.run_topics.read_from_ms), null from their beginning"
+        )
+    )
+    outputs_of_unread_inputs: int | None = field(
+        metadata=_doc(
+            "outputs left out because their inputs came before from_ms; the Spark engine "
+            "reads whole topics",
+            omit_none=True,
+        )
+    )
+    seconds: float | None = field(
+        default=None, metadata=_doc("how long the evaluation took", omit_none=True)
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """What an evaluation engine measured in a run's topics: the summary's numbers and
+    the frames its files are drawn from."""
+
+    period: Period
+    latency_ms: Stats
+    latency_earliest_ms: Stats
+    records: Records
+    missing: Section | None
+    wrong: dict[str, Section] | None
+    throughput: Throughput
+    timeseries: pd.DataFrame
+    """Per broker second: inputs, outputs, p50 and p99 latency
+    (:func:`evaluator.stats.timeseries`)."""
+    first_output_ms: int | None
+    steady_state: Section | None
+    confidence: Section | None
+    engine: str
+    latencies: pd.DataFrame | None
+    """One row per valid output (None: the Spark engine writes them itself)."""
+    write_latencies: Callable[[Path], None] | None = None
+    from_ms: int | None = None
+    outputs_of_unread_inputs: int | None = None
+
+    def frames(self) -> dict[str, Any]:
+        """What :func:`evaluator.report.write` draws the run's files from."""
+        out = {"timeseries": self.timeseries, "latencies": self.latencies}
+        if self.write_latencies is not None:
+            out["write_latencies"] = self.write_latencies
+        return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A run's summary.json (:meth:`as_dict`), schema version ``schema_version``."""
+
+    schema_version: int = field(
+        metadata=_doc(
+            "raised whenever a key changes its meaning or disappears (evaluator.summary_file)"
+        )
+    )
+    run: Section = field(
+        metadata=_doc(
+            "id, stage, impl, workload, rate, duration_s, bootstrap, input_topics, "
+            "output_topic, start_ms, end_ms"
+        )
+    )
+    versions: dict[str, str | None] = field(
+        metadata=_doc(
+            "the run's (stagebench, stagebench_commit: the git commit stagebench ran from, "
+            '"-dirty" with changes, null outside a git work tree; python, pyspark, '
+            "spark_kafka_connector, kafka_broker, java, …) and the evaluator's libraries"
+        )
+    )
+    config: Section = field(
+        metadata=_doc(
+            "the run's configuration verbatim (run, publisher, pipeline, sources) plus evaluator"
+        )
+    )
+    metadata: Section = field(
+        metadata=_doc(
+            "the run's, verbatim: machine, started_at, ended_at, publisher, resources (mean/max "
+            "CPU %, RSS and heap per process), leaders, marks_ms, warmup, faults[] (kind, "
+            "start_ms, end_ms, seconds, executor_pid: a fault's window in broker time)"
+        )
+    )
+    period: MeasuredPeriod = field(metadata=_doc("the measured period"))
+    latency_ms: Stats = field(
+        metadata=_doc(
+            "output timestamp − latest input's timestamp, read from the input topics (ms), over "
+            "the measured outputs an input explains; exact numpy linear percentiles; p99_9 is "
+            "the 99.9th percentile, p99_99 the 99.99th",
+            keys=STAT_KEYS,
+        )
+    )
+    latency_earliest_ms: Stats = field(
+        metadata=_doc("the same against the earliest input", keys=STAT_KEYS)
+    )
+    records: Records = field(metadata=_doc("completeness and checks of the measured period"))
+    missing: Section | None = field(
+        metadata=_doc(
+            "count, spans, spans_total, examples: where the missing outputs' inputs are: "
+            "stretches of broker seconds [first_s, last_s, count] and the first five by identity; "
+            "null when none is missing"
+        )
+    )
+    wrong: dict[str, Section] | None = field(
+        metadata=_doc(
+            "per wrong carried field or value: count and three examples (identity, output, "
+            "expected); null when no input was read"
+        )
+    )
+    trusted: bool | None = field(
+        metadata=_doc(
+            "false when the outputs contradict their inputs (wrong carried timestamps or counts, "
+            "wrong values, unexplained outputs, negative latencies; the reasons are in "
+            "warnings); null when no input was read, so nothing was checked"
+        )
+    )
+    throughput: Throughput = field(
+        metadata=_doc("inputs and outputs per second of the measured period")
+    )
+    steady_state: Section | None = field(
+        metadata=_doc(
+            "slope_ms_per_min, ci95, mk_p, median_ms, seconds, span_s, change_ms, tolerance, "
+            "allowed_ms, method, verdict: Theil–Sen trend of the measured period's per-second "
+            "p50, its interval widened for autocorrelation (evaluator.steady); change_ms the "
+            "interval of the change over span_s, allowed_ms the tolerance it is held against; "
+            "verdict steady, rising (overloaded), falling (warming up) or undetermined; null "
+            "with too few seconds"
+        )
+    )
+    confidence: Section | None = field(
+        metadata=_doc(
+            "method, level, sections, section_s, p50, p99: 95 % intervals [lo, hi] of p50 and "
+            "p99 (batch means over consecutive sections; null with the Spark engine)"
+        )
+    )
+    recovery: Section | None = field(
+        metadata=_doc(
+            "baseline_window_s, threshold, hold_s, windows[], summary: after each disturbance "
+            "(periodic burst: each burst; a fault's window) that starts in the measured period "
+            "(evaluator.recovery.section); null without any. windows[]: kind, start_ms, end_ms "
+            "(broker time), baseline_p50_ms (median per-second p50 of the baseline_window_s "
+            "before), peak_ms (largest per-second p50 until recovered), first_output_after_s, "
+            "recovery_s (from the window's end until the per-second p50 stays within threshold "
+            "of the baseline for hold_s seconds; null: not recovered before the next window), "
+            "recovered (null: no baseline). summary: windows, recovered, not_recovered, "
+            "no_baseline, recovery_s_median, recovery_s_max, peak_ms_median, peak_ms_max"
+        )
+    )
+    warmup: Section | None = field(
+        metadata=_doc(
+            "mode, seconds, settled, max_s, window_s: the warm-up before the measured period"
+        )
+    )
+    machine: Section | None = field(
+        metadata=_doc(
+            "cores, samples, cpu_total_pct_mean/max, cpu_outside_run_pct_mean/max, "
+            "steal_pct_mean, iowait_pct_mean, saturated_share, pace (before_ms, after_ms, "
+            "change, work: ms one core took for a fixed piece of work before the job started "
+            "and after it stopped, change = after / before − 1, a warning beyond ±15 %), broker "
+            "(kind: embedded, container or remote, not sampled; containers, images, "
+            "cpu_percent_mean, rss_mb_max): the machine during the measured period, % of one "
+            "core"
+        )
+    )
+    evaluation: Evaluation = field(metadata=_doc("how the run was evaluated"))
+    warnings: list[str] = field(
+        metadata=_doc(
+            "reasons not to trust the numbers: the run's own (publisher behind schedule, "
+            "delivery errors, drain timeout), then the evaluator's; empty when none"
+        )
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        """summary.json's document."""
+        return as_dict(self)

@@ -1,0 +1,51 @@
+"""The statistics that judge increments and A/B changes, on values worked out by hand or
+by scipy's own tests."""
+
+import pytest
+
+from evaluator.significance import holm, mover, pace_spread, paired_t, welch
+
+
+def test_holm_adjusts_a_known_set_of_p_values():
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, never below the one before
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_welch_on_known_values():
+    from scipy import stats
+
+    estimate, lo, hi, p = welch([10.0, 12.0, 14.0], [20.0, 25.0, 30.0])
+    # variances of the means 4/3 and 25/3; Welch–Satterthwaite df (29/3)² / ((4/3)²/2 + (25/3)²/2)
+    se, df = (29 / 3) ** 0.5, (29 / 3) ** 2 / ((4 / 3) ** 2 / 2 + (25 / 3) ** 2 / 2)
+    assert df == pytest.approx(2.6240, abs=1e-4)
+    half = stats.t.ppf(0.975, df) * se
+    assert (estimate, lo, hi) == pytest.approx((13.0, 13.0 - half, 13.0 + half))
+    reference = stats.ttest_ind([20.0, 25.0, 30.0], [10.0, 12.0, 14.0], equal_var=False)
+    assert p == pytest.approx(reference.pvalue)
+    # runs that agree to the millisecond still carry the rounding's spread: no certainty
+    _, lo, hi, p = welch([5.0, 5.0, 5.0], [7.0, 7.0, 7.0])
+    assert lo < 2.0 < hi and 0 < p < 0.05
+    _, lo, hi, p = paired_t([1.0, 1.0, 1.0])
+    assert lo < 0 < 1 < hi and p > 0.05  # 1 ms three times is within the rounding
+
+
+def test_paired_t_and_mover_on_known_values():
+    from scipy import stats
+
+    mean, lo, hi, p = paired_t([1.0, 2.0, 6.0])
+    half = stats.t.ppf(0.975, 2) * stats.tstd([1.0, 2.0, 6.0]) / 3**0.5
+    assert (mean, lo, hi) == pytest.approx((3.0, 3.0 - half, 3.0 + half))
+    assert p == pytest.approx(stats.ttest_1samp([1.0, 2.0, 6.0], 0).pvalue)
+    # 10 [8–11] − 4 [3–7]: below 2 and 3 (4's upper side), above 1 and 1
+    assert mover([(1, 10.0, 8.0, 11.0), (-1, 4.0, 3.0, 7.0)]) == pytest.approx(
+        (6.0, 6.0 - 13**0.5, 6.0 + 2**0.5)
+    )
+
+
+def test_the_pace_spread_is_a_relative_median_absolute_deviation():
+    assert pace_spread([17.6, 18.5, 19.7]) == round(0.9 / 18.5, 4)
+    # one slow run among many moves a range, not the median absolute deviation
+    assert pace_spread([18.0, 18.2, 18.4, 18.6, 18.8, 25.0]) == round(0.3 / 18.5, 4)
+    assert pace_spread([18.0]) is None and pace_spread([]) is None
