@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from evaluator.expected import unify_categories
+from evaluator.output_fields import VALUES
 from evaluator.reader import OFFSET, PARTITION
-from evaluator.stages import VALUES
 from ground import contract as s
 
 CARRIED = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT)

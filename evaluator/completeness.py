@@ -2,7 +2,7 @@
 
 Compares the measured outputs with the outputs the inputs say must exist
 (:mod:`evaluator.expected`), matched by the stage's identity
-(:mod:`evaluator.stages`). Counts, all over the measured period:
+(:mod:`evaluator.output_fields`). Counts, all over the measured period:
 
 - ``outputs``: outputs received; ``expected``: outputs that must exist;
 - ``missing``: expected outputs with no output of that identity at all;

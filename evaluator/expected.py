@@ -2,7 +2,7 @@
 
 The reference semantics of the stage ladder (docs/method.md#completeness), evaluated in pandas on
 the raw input records: one row per output that must exist, with its identity
-(see :mod:`evaluator.stages`) and the input timestamps it must carry. The same
+(see :mod:`evaluator.output_fields`) and the input timestamps it must carry. The same
 time rule that selects measured outputs selects measured expected rows (by
 ``input_ts_latest``), so completeness compares like with like.
 """
@@ -107,7 +107,7 @@ def expected_outputs(
     """The outputs ``stage`` must produce from ``inputs`` (the read input topics).
 
     Columns: the stage's identity, ``input_ts_latest``, ``input_ts_earliest``,
-    ``input_count``, and the values :data:`evaluator.stages.VALUES` names
+    ``input_count``, and the values :data:`evaluator.output_fields.VALUES` names
     (parse and join: speed and flow; tumbling: flow sum, mean speed, lanes
     seen; sliding: those of the window's last second and the relative changes
     against ``lookbacks_s`` seconds before it); tumbling and sliding also

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import checks, stages, stats
+from evaluator import checks, output_fields, stats
 from evaluator import expected as exp
 from evaluator.completeness import completeness, missing_outputs
 from evaluator.confidence import percentile_intervals
@@ -169,15 +169,15 @@ def _figures(
 
 def _well_formed(stage_name: str, outputs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """The valid outputs (their times as int64) and the malformed mask, malformed as
-    :func:`evaluator.stages.required_fields` defines it."""
+    :func:`evaluator.output_fields.required_fields` defines it."""
     bad = (
         outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
     )
-    for col in stages.required_fields(stage_name):
+    for col in output_fields.required_fields(stage_name):
         bad |= outputs[col].isna().to_numpy()
     good = _subset(outputs, ~bad)
-    if any(good[c].dtype != np.int64 for c in stages.TIMES):
-        good = good.astype({c: np.int64 for c in stages.TIMES})
+    if any(good[c].dtype != np.int64 for c in output_fields.TIMES):
+        good = good.astype({c: np.int64 for c in output_fields.TIMES})
     return good, bad
 
 

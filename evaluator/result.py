@@ -100,7 +100,7 @@ class Records:
         )
     )
     malformed_outputs: int = field(
-        metadata=_doc("outputs lacking a field evaluator.stages.required_fields requires")
+        metadata=_doc("outputs lacking a field evaluator.output_fields.required_fields requires")
     )
     outside_window: int = field(
         metadata=_doc("valid outputs whose latest input lies outside the period")

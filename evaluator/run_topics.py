@@ -10,7 +10,7 @@ with LogAppendTime is refused.
 import pandas as pd
 
 from evaluator import expected as exp
-from evaluator import reader, stages
+from evaluator import output_fields, reader
 from evaluator.config import EvaluatorConfig
 from evaluator.reader import TIMESTAMP_TYPE, check_log_append_time
 from evaluator.run_info import RunInfo
@@ -68,7 +68,7 @@ def read_outputs(
     frame = reader.read_topic(
         bootstrap,
         run.output_topic,
-        stages.output_schema(run.stage),
+        output_fields.output_schema(run.stage),
         parser,
         config.batch_size,
         config.idle_timeout_s,
@@ -90,7 +90,7 @@ def read_inputs(
         frame = reader.read_topic(
             bootstrap,
             topic,
-            stages.INPUT_SCHEMA if parse else None,
+            output_fields.INPUT_SCHEMA if parse else None,
             exp.input_line_parser,
             config.batch_size,
             config.idle_timeout_s,

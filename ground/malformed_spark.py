@@ -1,6 +1,6 @@
 """Input validity (:mod:`ground.malformed`) as one Spark expression.
 
-The parse stage (:func:`pipelines.stages.parse`) drops every input it finds
+The parse stage (:func:`pipelines.transforms.parse`) drops every input it finds
 invalid, and the Spark evaluation engine expects outputs from the valid inputs
 only, so both must decide alike: both call :func:`valid_input`. It is built from
 the same tables as :func:`ground.malformed.problems` (fields, their types,

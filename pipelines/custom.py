@@ -7,7 +7,7 @@ are in, a sliding window once its last second is in and each earlier one is in o
 no longer come. An event-time timer at the end of each second is the fallback for a
 lane that never comes: the second is then emitted when the watermark passes, exactly
 when the built-in window would emit it, and the sliding windows that contain it wait
-for it. On complete input the tumbling results equal :mod:`pipelines.stages`'s; the
+for it. On complete input the tumbling results equal :mod:`pipelines.transforms`'s; the
 sliding results equal them whatever order the seconds arrive in.
 """
 

@@ -2,7 +2,7 @@
 
 A bare Kafka consume → produce loop (confluent-kafka) copies every record of the
 input topics to the output topic, each output in exactly the shape Spark's
-ingest stage writes (:func:`pipelines.stages.ingest` through
+ingest stage writes (:func:`pipelines.transforms.ingest` through
 :func:`pipelines.sink.output_value`): run id, source topic, partition and
 offset, the input's broker timestamp as ``input_ts_latest`` and
 ``input_ts_earliest``, ``input_count`` 1 and the input value spliced in

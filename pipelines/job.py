@@ -31,7 +31,7 @@ from ground.errors import ConfigError, SparkError
 from ground.jvm.spark import build_session
 from ground.kafka.topics import admin_client
 from ground.stages import LADDER, stage
-from pipelines import custom, process, stages
+from pipelines import custom, process, transforms
 from pipelines.config import PipelineConfig
 from pipelines.progress import ProgressWriter
 from pipelines.sink import kafka_writer
@@ -44,11 +44,11 @@ POLL_S = 0.2
 
 def _transforms(config: PipelineConfig) -> dict[str, Callable[[Any], Any]]:
     """Each stage's transform with this configuration, by stage name."""
-    windows = custom if config.impl == "custom" else stages
+    windows = custom if config.impl == "custom" else transforms
     return {
-        "ingest": stages.ingest,
-        "parse": stages.parse,
-        "join": lambda df: stages.join(df, config.watermark_delay_ms, config.join_range_ms),
+        "ingest": transforms.ingest,
+        "parse": transforms.parse,
+        "join": lambda df: transforms.join(df, config.watermark_delay_ms, config.join_range_ms),
         "tumbling": windows.tumbling,
         "sliding": lambda df: windows.sliding(
             df,

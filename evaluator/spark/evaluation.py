@@ -14,7 +14,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from evaluator import checks, latency, stages
+from evaluator import checks, latency, output_fields
 from evaluator.completeness import empty_counts
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY, LATENCY_EARLIEST, Period
@@ -85,7 +85,7 @@ def measure_spark(
         ).cache()
         checked = [
             c
-            for c in (*checks.CARRIED, *stages.VALUES.get(run.stage, ()))
+            for c in (*checks.CARRIED, *output_fields.VALUES.get(run.stage, ()))
             if c in good.columns and c in expected_all.columns
         ]
     good = _with_latencies(good, expected_all, identity, checked, period)
@@ -134,11 +134,11 @@ def measure_spark(
 
 def _outputs(spark: SparkSession, bootstrap: str, run: RunInfo) -> tuple[DataFrame, int, int]:
     """The well-formed outputs, parsed; the number of malformed ones (as
-    :func:`evaluator.stages.required_fields` defines them) and of all."""
+    :func:`evaluator.output_fields.required_fields` defines them) and of all."""
     out_raw = read_topics(spark, bootstrap, (run.output_topic,))
-    outputs = parse_values(out_raw, stages.output_schema(run.stage), stage(run.stage).raw)
+    outputs = parse_values(out_raw, output_fields.output_schema(run.stage), stage(run.stage).raw)
     good_cond = F.lit(True)
-    for name in stages.required_fields(run.stage):
+    for name in output_fields.required_fields(run.stage):
         good_cond &= F.col(name).isNotNull()
     outputs = outputs.withColumn(MALFORMED, ~good_cond).cache()
     malformed = outputs.filter(F.col(MALFORMED)).count()

@@ -11,7 +11,7 @@ from confluent_kafka import Consumer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from evaluator import stages
+from evaluator import output_fields
 from evaluator.consume import end_offsets
 from evaluator.reader import (
     OFFSET,
@@ -117,6 +117,6 @@ def valid_inputs(raw: DataFrame, keep_value: bool = False) -> DataFrame:
     """Inputs parsed, with :data:`VALID`; ``keep_value``: and the value itself (its raw
     bytes: :data:`VALUE` cast to binary)."""
 
-    parsed = parse_values(raw, stages.INPUT_SCHEMA, recover=False)
+    parsed = parse_values(raw, output_fields.INPUT_SCHEMA, recover=False)
     parsed = parsed.withColumn(VALID, valid_input(F.col(VALUE), F.col))
     return parsed if keep_value else parsed.drop(VALUE)

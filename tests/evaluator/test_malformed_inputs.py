@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from evaluator.expected import input_kinds, input_line_parser, malformed_by_kind, valid_mask
+from evaluator.output_fields import INPUT_SCHEMA
 from evaluator.reader import KIND, MALFORMED, parse_values
-from evaluator.stages import INPUT_SCHEMA
 from ground import malformed as m
 from publisher.codec import encode
 from publisher.faulty import malformed

@@ -1,6 +1,6 @@
 """A pipeline that carries the wrong clock is caught, and its latency is still measured right.
 
-Each variant here is a real stage of :mod:`pipelines.stages` with one change:
+Each variant here is a real stage of :mod:`pipelines.transforms` with one change:
 the input timestamps it writes into its outputs come from another clock than
 the broker's: the driver's (``current_timestamp``, what a pipeline carrying
 processing time writes) or the observation time (event time). It runs as a
@@ -23,12 +23,12 @@ from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo
 from ground import contract as s
 from ground.kafka.topics import create_topics
-from pipelines import stages
+from pipelines import transforms
 from pipelines.config import PipelineConfig
 from pipelines.sink import kafka_writer
 from pipelines.source import read_inputs
 from tests.pipelines.test_job_kafka import read_inputs as read_records
-from tests.pipelines.test_stages import message
+from tests.pipelines.test_transforms import message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -48,14 +48,18 @@ def driver_clock_ingest(raw):
     """Ingest carrying the driver's clock when the micro-batch started (processing time)."""
     now = F.unix_millis(F.current_timestamp())
     return (
-        stages.ingest(raw).withColumn(s.INPUT_TS_LATEST, now).withColumn(s.INPUT_TS_EARLIEST, now)
+        transforms.ingest(raw)
+        .withColumn(s.INPUT_TS_LATEST, now)
+        .withColumn(s.INPUT_TS_EARLIEST, now)
     )
 
 
 def event_time_join(raw):
     """The join carrying each observation's event time instead of its broker timestamp."""
-    parsed = stages.parse(stages.ingest(raw)).withColumn(s.INPUT_TS_LATEST, F.col(s.OBSERVATION_TS))
-    return stages.join(parsed, watermark_delay_ms=1000)
+    parsed = transforms.parse(transforms.ingest(raw)).withColumn(
+        s.INPUT_TS_LATEST, F.col(s.OBSERVATION_TS)
+    )
+    return transforms.join(parsed, watermark_delay_ms=1000)
 
 
 VARIANTS = {"ingest": driver_clock_ingest, "join": event_time_join}

@@ -31,7 +31,7 @@ from ground.contract import (
     WINDOW_START,
 )
 from pipelines.custom import SlidingProcessor, forget_at, settle
-from tests.pipelines.test_stages import T0, assert_rows_equal
+from tests.pipelines.test_transforms import T0, assert_rows_equal
 
 LENGTH, SLIDE, SHORT, LONG = 3000, 1000, 1000, 2000
 START = -T0
@@ -113,7 +113,7 @@ def run(batches: list[tuple[int, list[int]]]) -> tuple[list[list[dict]], _Handle
 
 
 def builtin(present: set[int]) -> dict[tuple, dict]:
-    """The built-in sliding window's outputs over the seconds ``present`` (pipelines.stages)."""
+    """The built-in sliding window's outputs over the seconds ``present`` (pipelines.transforms)."""
 
     def change(now: float, then: dict | None, field: str) -> float | None:
         return None if then is None or then[field] == 0 else (now - then[field]) / then[field]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
-from evaluator import reader, stages
+from evaluator import output_fields, reader
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo
@@ -125,12 +125,12 @@ def test_floor_copies_every_input_as_an_ingest_output(kafka_bootstrap, unique, t
         for m in _read_all(kafka_bootstrap, topic, count)
     }
     # the evaluator's own reading of ingest outputs: nothing malformed, nothing missing
-    schema = stages.output_schema("ingest")
+    schema = output_fields.output_schema("ingest")
     table, bad = reader.parse_values(
         [m.value() for m in outputs], schema, reader.lenient_line_parser
     )
     assert not bad.any()
-    for name in stages.required_fields("ingest"):
+    for name in output_fields.required_fields("ingest"):
         assert table.column(name).null_count == 0, name
     rows = table.to_pylist()
     identities = [(r[s.SOURCE_TOPIC], r[s.SOURCE_PARTITION], r[s.SOURCE_OFFSET]) for r in rows]
@@ -185,7 +185,7 @@ def test_outputs_are_the_bytes_spark_ingest_writes(spark):
     )
 
     from pipelines.sink import output_value
-    from pipelines.stages import ingest
+    from pipelines.transforms import ingest
 
     records = [
         ("speed-x", 0, 0, 1_763_867_400_123, b'{"observation_ts":1763867400000,"speed":87.3}'),

@@ -140,7 +140,7 @@ def assert_rows_equal(actual: dict[tuple, dict], expected: dict[tuple, dict]) ->
 
 def test_ingest_carries_identity_broker_time_and_unchanged_value(spark):
     from pipelines.sink import output_value
-    from pipelines.stages import ingest
+    from pipelines.transforms import ingest
 
     value = '{"location_id": "X",  "odd spacing": [1, 2]}'
     out = ingest(raw_frame(spark, [("flow", 3, 42, T0 + 5, value)])).collect()
@@ -163,7 +163,7 @@ def test_ingest_carries_identity_broker_time_and_unchanged_value(spark):
 def test_parse_types_good_records_and_counts_malformed(spark):
     from pyspark.sql import Observation
 
-    from pipelines.stages import ingest, parse
+    from pipelines.transforms import ingest, parse
 
     good_speed = message(SPEED, "A", 1, 0, 87.5, 2)
     good_flow = message(FLOW, "A", 1, 0, 12, 2)
@@ -194,7 +194,7 @@ def test_parse_drops_every_kind_of_malformed_input_and_only_those(spark):
     from pyspark.sql import functions as F
 
     from ground import malformed as m
-    from pipelines.stages import ingest, parse
+    from pipelines.transforms import ingest, parse
     from publisher.faulty import malformed
 
     good = [message(SPEED, "A", 1, 0, 87.5, 2), message(FLOW, "A", 1, 0, 12, 2)]
@@ -213,7 +213,7 @@ def test_parse_drops_every_kind_of_malformed_input_and_only_those(spark):
 
 
 def test_join_matches_only_same_location_lane_and_time(spark):
-    from pipelines.stages import ingest, join, parse
+    from pipelines.transforms import ingest, join, parse
 
     rows = [
         (SPEED, 0, 0, T0 + 100, json.dumps(message(SPEED, "A", 1, 0, 90.0, 2))),
@@ -234,13 +234,13 @@ def test_join_matches_only_same_location_lane_and_time(spark):
 
 
 def _joined(spark):
-    from pipelines.stages import ingest, join, parse
+    from pipelines.transforms import ingest, join, parse
 
     return join(parse(ingest(raw_frame(spark, scenario()))), watermark_delay_ms=1000)
 
 
 def test_tumbling_aggregates_lanes_per_location_second(spark):
-    from pipelines.stages import tumbling
+    from pipelines.transforms import tumbling
 
     actual = by_key(tumbling(_joined(spark)), LOCATION_ID, WINDOW_START)
     expected = {
@@ -312,7 +312,7 @@ def _expected_sliding() -> dict[tuple, dict]:
 
 
 def test_sliding_relative_changes_with_missing_and_zero_seconds(spark):
-    from pipelines.stages import sliding
+    from pipelines.transforms import sliding
 
     actual = by_key(sliding(_tumbled(spark), 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
     expected = _expected_sliding()
