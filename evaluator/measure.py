@@ -28,6 +28,7 @@ from evaluator.latency import (
     measured_period,
     with_latencies,
 )
+from evaluator.lateness import input_lateness
 from evaluator.reader import KIND, MALFORMED, TIMESTAMP
 from evaluator.result import Measurement, Records
 from evaluator.run_info import RunInfo
@@ -115,7 +116,15 @@ def measure(
         wrong=wrong,
         from_ms=from_ms,
         outputs_of_unread_inputs=unread,
+        input_lateness=_lateness(run, inputs),
     )
+
+
+def _lateness(run: RunInfo, inputs: pd.DataFrame | None) -> dict[str, Any] | None:
+    """How late the inputs of a stage with a watermark came (None for the others)."""
+    if inputs is None or not stage(run.stage).stateful:
+        return None
+    return input_lateness(inputs, run.config.get("pipeline", {}).get("watermark_delay_ms"))
 
 
 def _figures(

@@ -6,14 +6,16 @@ the distributions, an optional log scale (latency tails span decades).
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from evaluator.compare import Comparison
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from ground import rundir
+
+if TYPE_CHECKING:  # scipy's statistics load only where a comparison is made
+    from evaluator.compare import Comparison
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +127,9 @@ def _disturbances(axes, recovery: dict[str, Any] | None, first_s: int) -> None:
         axis.legend()
 
 
-def comparison_plots(comparison: Comparison, out_dir: Path, log_scale: bool = False) -> list[Path]:
+def comparison_plots(
+    comparison: "Comparison", out_dir: Path, log_scale: bool = False
+) -> list[Path]:
     """The plots of a stage table: p50/p99 bars with intervals and increments, and the
     per-stage distributions side by side (from each run's latencies.parquet); the paths
     written."""

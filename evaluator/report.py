@@ -213,7 +213,26 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
                 f"- pace: {format_exact(pace.get('before_ms'))} ms before the run, "
                 f"{format_exact(pace.get('after_ms'))} ms after ({pace.get('work')})"
             )
+    if lateness := summary.get("input_lateness"):
+        lines.append(f"- input lateness: {_lateness(lateness)}")
     return [*lines, ""] if len(lines) > 2 else []
+
+
+def _lateness(section: dict[str, Any]) -> str:
+    """How late the inputs came in event time, against the watermark delay."""
+    text = (
+        f"{section['late']:,} of {section['inputs']:,} inputs behind the newest observation "
+        f"time already appended; p99 {format_exact(section['p99_ms'])} ms, max "
+        f"{format_exact(section['max_ms'])} ms of event time"
+    )
+    if section.get("at_or_past_delay") is not None:
+        text += (
+            f"; {section['at_or_past_delay']:,} at or past the watermark delay "
+            f"({format_exact(section['watermark_delay_ms'])} ms)"
+        )
+    if (dropped := section.get("dropped_by_watermark")) is not None:
+        text += f"; Spark dropped {sum(dropped.values()):,} rows as later than the watermark"
+    return text
 
 
 def _broker(broker: dict[str, Any]) -> str:

@@ -233,6 +233,9 @@ class Measurement:
     write_latencies: Callable[[Path], None] | None = None
     from_ms: int | None = None
     outputs_of_unread_inputs: int | None = None
+    input_lateness: Section | None = None
+    """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
+    None: a stage without a watermark, or the Spark engine)."""
 
     def frames(self) -> dict[str, Any]:
         """What :func:`evaluator.report.write` draws the run's files from."""
@@ -339,6 +342,17 @@ class Summary:
             "of the baseline for hold_s seconds; null: not recovered before the next window), "
             "recovered (null: no baseline). summary: windows, recovered, not_recovered, "
             "no_baseline, recovery_s_median, recovery_s_max, peak_ms_median, peak_ms_max"
+        )
+    )
+    input_lateness: Section | None = field(
+        metadata=_doc(
+            "inputs, late, p50_ms, p99_ms, p99_9_ms, max_ms, watermark_delay_ms, "
+            "at_or_past_delay, dropped_by_watermark: a join's or window's valid inputs and how "
+            "far each one's observation time lies behind the newest one the broker appended "
+            "before it (event-time ms, evaluator.lateness), how many were at or past the "
+            "run's watermark delay, and the rows Spark's stateful operators dropped as later "
+            "than the watermark, per operator (from engine_progress.jsonl; null: not "
+            "recorded); null for the stages without a watermark and with the Spark engine"
         )
     )
     warmup: Section | None = field(

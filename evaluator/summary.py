@@ -10,6 +10,7 @@ recovery after each disturbance and, for a job started behind a backlog, its cat
 import logging
 import platform
 from dataclasses import replace
+from typing import Any
 
 import confluent_kafka
 import numpy as np
@@ -71,6 +72,7 @@ def build_summary(
         steady_state=result.steady_state,
         confidence=result.confidence,
         recovery=after,
+        input_lateness=_lateness(run, result),
         warmup=run.metadata.get("warmup"),
         machine=run.metadata.get("machine"),
         evaluation=Evaluation(
@@ -95,6 +97,17 @@ def _backlog(run: RunInfo, result: Measurement) -> Backlog | None:
         time_to_first_output_ms=None if first is None else first - started,
         catch_up=catch_up(result.timeseries, started),
     )
+
+
+def _lateness(run: RunInfo, result: Measurement) -> dict[str, Any] | None:
+    """The measured lateness with the drops the run read from the engine's progress
+    (its ``dropped_by_watermark`` metadata)."""
+    if result.input_lateness is None:
+        return None
+    return {
+        **result.input_lateness,
+        "dropped_by_watermark": run.metadata.get("dropped_by_watermark"),
+    }
 
 
 def _versions() -> dict[str, str]:

@@ -14,8 +14,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ground import rundir
 from ground.config import as_dict
@@ -151,16 +152,22 @@ class Engine:
             self.proc.wait()
 
 
-def drained(progress: Path, since_ms: int) -> bool:
-    """Two progress events after ``since_ms`` in a row with no input rows, or an idle event."""
+def progress_events(progress: Path) -> Iterator[dict[str, Any]]:
+    """The job's listener events (``engine_progress.jsonl``), none when it has written
+    none; a line cut short by a killed job is passed over."""
     if not progress.exists():
-        return False
-    empty = 0
+        return
     for line in progress.read_text().splitlines():
         try:
-            event = json.loads(line)
+            yield json.loads(line)
         except ValueError:
             continue
+
+
+def drained(progress: Path, since_ms: int) -> bool:
+    """Two progress events after ``since_ms`` in a row with no input rows, or an idle event."""
+    empty = 0
+    for event in progress_events(progress):
         if event.get("time_ms", 0) < since_ms:
             continue
         if event.get("event") == "idle":

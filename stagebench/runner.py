@@ -35,6 +35,7 @@ from typing import Any
 
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
+from evaluator.lateness import dropped_by_watermark
 from evaluator.recovery import Window
 from evaluator.run_info import RunInfo, save_run
 from ground import rundir
@@ -48,7 +49,7 @@ from publisher.workload import workload
 from stagebench import html_report, pace, resources
 from stagebench.broker_clock import BrokerClock
 from stagebench.console import Console
-from stagebench.engine import Engine
+from stagebench.engine import Engine, progress_events
 from stagebench.fault_injection import FaultInjector
 from stagebench.health import HealthMonitor
 from stagebench.metadata import machine, versions
@@ -366,6 +367,9 @@ class Run:
                 "marks_ms": self.marks,
                 "warmup": self.warmup,
                 "warnings": self.warnings,
+                "dropped_by_watermark": dropped_by_watermark(
+                    progress_events(self.dir / rundir.PROGRESS)
+                ),
             },
             config=self.config.effective(self.run, self.settings),
             disturbances=(

@@ -291,12 +291,12 @@ class EmbeddedBroker:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 proc.wait()
-            tail = "\n".join(
+            logs = "\n".join(
                 f"node {n.node_id}:\n" + (tail(Path(n.log_dir) / "server.log")
                                           or tail(Path(n.log_dir) / "stdout.log"))
                 for n in nodes
             )  # fmt: skip
-            raise BrokerError(f"{err}; last log lines:\n{tail}") from err
+            raise BrokerError(f"{err}; last log lines:\n{logs}") from err
         state = BrokerState(
             bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes), self.heap
         )

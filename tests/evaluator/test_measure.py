@@ -333,6 +333,23 @@ def test_the_report_states_the_conditions_of_its_figures():
         "- broker: container stagebench-kafka (apache/kafka:4.3.1), 12.5 % of a core on "
         "average, at most 812 MB resident" in conditions
     )
+    assert "input lateness" not in conditions  # parse has no watermark
+
+
+def test_the_report_states_how_late_the_inputs_came_against_the_watermark():
+    inputs = _inputs([1000 * i for i in range(20)])
+    config = EvaluatorConfig(warmup_s=0)
+    result = measure(RUN, config, _outputs(inputs, list(range(1, 21))), inputs)
+    lateness = {"inputs": 2400, "late": 12, "p50_ms": 0.0, "p99_ms": 0.0, "p99_9_ms": 1000.0,
+                "max_ms": 1000, "watermark_delay_ms": 1000, "at_or_past_delay": 12,
+                "dropped_by_watermark": {"symmetricHashJoin": 3}}  # fmt: skip
+    summary = {**_summary(RUN, config, "b:1", result), "input_lateness": lateness}
+    conditions = report.markdown(summary, []).split("## Conditions")[1].split("##")[0]
+    assert (
+        "- input lateness: 12 of 2,400 inputs behind the newest observation time already "
+        "appended; p99 0 ms, max 1,000 ms of event time; 12 at or past the watermark delay "
+        "(1,000 ms); Spark dropped 3 rows as later than the watermark" in conditions
+    )
 
 
 def test_a_burst_run_reports_its_recovery_and_plots_its_windows(tmp_path):

@@ -253,10 +253,10 @@ def test_tumbling_aggregates_lanes_per_location_second(spark):
 
 
 def test_custom_tumbling_matches_builtin_on_complete_seconds(spark):
-    from pipelines import custom, stages
+    from pipelines import custom, transforms
 
     joined = _joined(spark)
-    builtin = by_key(stages.tumbling(joined).drop("_event_time"), LOCATION_ID, WINDOW_START)
+    builtin = by_key(transforms.tumbling(joined).drop("_event_time"), LOCATION_ID, WINDOW_START)
     mine = by_key(custom.tumbling(joined), LOCATION_ID, WINDOW_START)
     # a static DataFrame has no watermark, so only complete seconds are emitted (no timer)
     complete = {k: v for k, v in builtin.items() if v[LANES_SEEN] == v[NUM_LANES]}
@@ -343,7 +343,7 @@ batch without data for X (its timer)."""
 def test_custom_sliding_matches_builtin_whatever_order_seconds_arrive(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    from pipelines import custom, stages
+    from pipelines import custom, transforms
 
     flows = {"X": SEQUENCE, "Y": LATE}
     source = tmp_path / "tumbled"
@@ -387,7 +387,7 @@ def test_custom_sliding_matches_builtin_whatever_order_seconds_arrive(spark, tmp
     tumbled = spark.createDataFrame(everything, _SECOND_SCHEMA).withColumn(
         "_event_time", F.timestamp_millis(F.col(WINDOW_START) + 999)
     )
-    builtin = by_key(stages.sliding(tumbled, 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
+    builtin = by_key(transforms.sliding(tumbled, 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
     mine = {(r[LOCATION_ID], r[WINDOW_START]): r for _, r in emitted}
     assert len(mine) == len(emitted), "a window emitted twice"
     assert len(builtin) == len(SEQUENCE) + len(LATE)

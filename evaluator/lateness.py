@@ -1,0 +1,80 @@
+"""How late the inputs reach the broker in event time: the evidence a watermark delay
+is chosen by (docs/method.md#watermark).
+
+A join or window keeps its state until the watermark, the newest event time it has seen
+less the delay, passes; Spark drops an input whose event time lies at or before the
+watermark (``numRowsDroppedByWatermark`` in its progress reports). How much delay a run
+needs is therefore how far each input's observation time lies behind the newest
+observation time of the inputs the broker appended before it: its *lateness*. Spark
+moves its watermark only between micro-batches, so an input as late as the delay is
+dropped only when that newer input fell in an earlier batch: the count at or past the
+delay bounds the drops from above, the engine's own count is the drops.
+
+Inputs appended in the same broker millisecond are not before one another (one clock
+cannot order them), and an input with no valid observation time (malformed) has none.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evaluator.expected import valid_mask
+from evaluator.reader import TIMESTAMP
+from ground import contract as s
+
+QUANTILES = {"p50_ms": 50.0, "p99_ms": 99.0, "p99_9_ms": 99.9}
+
+
+def lateness_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> np.ndarray:
+    """Each input's lateness: the newest event time among the inputs appended in an
+    earlier broker millisecond, less its own, and 0 when that is not newer (nor for the
+    inputs of the first millisecond)."""
+    if len(broker_ms) == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.argsort(broker_ms, kind="stable")
+    ts, events = broker_ms[order], event_ms[order].astype(np.int64)
+    millis, first = np.unique(ts, return_index=True)
+    newest_through = np.maximum.accumulate(np.maximum.reduceat(events, first))
+    group = np.searchsorted(millis, ts)
+    behind = np.where(group > 0, newest_through[np.maximum(group - 1, 0)] - events, 0)
+    late = np.zeros(len(ts), dtype=np.int64)
+    late[order] = np.maximum(behind, 0)
+    return late
+
+
+def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any] | None:
+    """The ``input_lateness`` section of a run whose inputs carry an event time: how many
+    valid inputs were read, how many were late, the lateness's percentiles and maximum
+    (event-time ms) and, against the run's watermark ``delay_ms``, how many were at or
+    past it. None without a valid input."""
+    valid = inputs[valid_mask(inputs)]
+    if valid.empty:
+        return None
+    late = lateness_ms(
+        valid[TIMESTAMP].to_numpy(np.int64), valid[s.OBSERVATION_TS].to_numpy(np.int64)
+    )
+    section: dict[str, Any] = {
+        "inputs": len(late),
+        "late": int((late > 0).sum()),
+        **{key: float(np.percentile(late, q)) for key, q in QUANTILES.items()},
+        "max_ms": int(late.max()),
+        "watermark_delay_ms": delay_ms,
+        "at_or_past_delay": None if delay_ms is None else int((late >= delay_ms).sum()),
+    }
+    return section
+
+
+def dropped_by_watermark(events: Iterable[dict[str, Any]]) -> dict[str, int] | None:
+    """Rows Spark's stateful operators dropped as later than the watermark, summed over a
+    run's progress events (``engine_progress.jsonl``), per operator; None when no event
+    reports a stateful operator (a stateless stage, the floor)."""
+    dropped: dict[str, int] = {}
+    for event in events:
+        if event.get("event") != "progress":
+            continue
+        for operator in event.get("stateOperators") or ():
+            name = str(operator.get("operatorName", "unknown"))
+            dropped[name] = dropped.get(name, 0) + int(operator.get("numRowsDroppedByWatermark", 0))
+    return dropped or None
