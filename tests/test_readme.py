@@ -14,6 +14,8 @@ from ground import rundir
 from ground.errors import ConfigError
 from stagebench import reference
 from stagebench.commands.compare import ladder_runs
+from stagebench.reference_blocks import Block, blocks, body
+from stagebench.reference_data import REFERENCE_DIR, stored
 from tests.stagebench.results_dirs import make_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,21 +38,26 @@ def test_ci_runs_the_readme_test_command():
     assert ci_lines[-1] == quick_start_commands()[1]
 
 
-def test_the_readme_reference_table_is_rendered_from_the_stored_suite():
-    """The README's sample table is what ``python -m stagebench.reference render`` makes
-    of docs/reference-data/: a hand edit of a number fails here."""
-    if not reference.stored(ROOT):
-        pytest.skip(f"no reference suite stored yet in {reference.REFERENCE_DIR}")
-    assert reference.blocks((ROOT / "README.md").read_text()), (
+def test_every_doc_s_reference_blocks_are_rendered_from_the_stored_data():
+    """The README's sample table and every block of docs/*.md are what ``python -m
+    stagebench.reference render`` makes of docs/reference-data/: a hand edit of a number
+    fails here."""
+    if not stored(ROOT):
+        pytest.skip(f"no reference suite stored yet in {REFERENCE_DIR}")
+    assert blocks((ROOT / "README.md").read_text()), (
         "README.md has no <!-- reference-table: SUITE --> block for the stored suite"
     )
     assert unrendered(ROOT) == [], "run: python -m stagebench.reference render"
 
 
 def unrendered(root: Path) -> list[str]:
-    """The suites whose block in ``root``'s README is not what render makes of them."""
-    shown = reference.blocks((root / "README.md").read_text())
-    return [name for name, body in shown.items() if body != reference.block(root, name)]
+    """Each block of ``root``'s docs that is not what render makes of it, as "doc: marker"."""
+    return [
+        f"{doc.as_posix()}: {block.label}"
+        for doc in reference.documents(root)
+        for block, shown in blocks((root / doc).read_text()).items()
+        if shown != body(root, block, doc.parent)
+    ]
 
 
 def test_a_suite_stored_renders_its_own_table_into_the_readme(tmp_path, monkeypatch):
@@ -66,24 +73,26 @@ def test_a_suite_stored_renders_its_own_table_into_the_readme(tmp_path, monkeypa
     target = reference.store(suite_dir, root)
 
     assert target == root / "docs" / "reference-data" / suite_dir.name
-    assert reference.stored(root) == [suite_dir.name]
+    assert stored(root) == [suite_dir.name]
     # the small files only: no parquet, plots, pages or run files but the summary
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     assert files == sorted(["comparison.json", *(f"{d.name}/summary.json" for d in run_dirs)])
     with pytest.raises(ConfigError, match="never overwritten"):
         reference.store(suite_dir, root)
     shutil.rmtree(results)  # the stored copy stands alone
-    assert reference.render(root) == [suite_dir.name]
+    assert reference.render(root) == {"README.md": [f"reference-table: {suite_dir.name}"]}
     readme = (root / "README.md").read_text()
-    body = reference.blocks(readme)[suite_dir.name]
-    assert re.match(rf"```text\n{re.escape(printed)}\n```\n\nMeasured on \d{{4}}-\d\d-\d\d, ", body)
-    assert "2 cores, PySpark 4.3.0, Kafka 4.3.1 (embedded broker)" in body
+    shown = blocks(readme)[Block("reference-table", suite_dir.name)]
+    assert re.match(
+        rf"```text\n{re.escape(printed)}\n```\n\nMeasured on \d{{4}}-\d\d-\d\d, ", shown
+    )
+    assert "2 cores, PySpark 4.3.0, Kafka 4.3.1 (embedded broker)" in shown
     assert readme.startswith("# x\n\n") and readme.endswith("<!-- /reference-table -->\n")
     assert unrendered(root) == []
     # a hand edit of a number: ingest's p50 one higher in its first digit
     bump = lambda m: m[1] + str((int(m[2]) + 1) % 10)  # noqa: E731
     (root / "README.md").write_text(re.sub(r"(?m)^(ingest\s+builtin\s+)(\d)", bump, readme))
-    assert unrendered(root) == [suite_dir.name]
+    assert unrendered(root) == [f"README.md: reference-table: {suite_dir.name}"]
 
 
 def test_a_suite_stored_reads_its_own_copies_where_the_originals_still_are(tmp_path, monkeypatch):
@@ -95,7 +104,9 @@ def test_a_suite_stored_reads_its_own_copies_where_the_originals_still_are(tmp_p
     summary = json.loads((run_dirs[0] / "summary.json").read_text())
     (run_dirs[0] / "summary.json").write_text(json.dumps(summary | {"warnings": ["slow"]}))
     where = f"docs/reference-data/{suite_dir.name}/{run_dirs[0].name}"
-    assert f"\n    {where}: slow\n" in reference.block(tmp_path, suite_dir.name)
+    assert f"\n    {where}: slow\n" in body(
+        tmp_path, Block("reference-table", suite_dir.name), Path(".")
+    )
 
 
 def test_render_without_a_marked_block_says_where_the_table_goes(tmp_path):
@@ -108,5 +119,5 @@ def test_store_refuses_what_is_not_a_suite(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "summary.json").write_text("{}")
-    with pytest.raises(ConfigError, match="not a suite directory"):
+    with pytest.raises(ConfigError, match="neither a suite directory"):
         reference.store(run_dir, tmp_path)

@@ -1,7 +1,6 @@
 """``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
 
 import json
-import statistics
 import time
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from stagebench.capacity import REFINE_PROBES, SearchResult, check_settings, par
 from stagebench.capacity_fit import PASS_HALF_WIDTH, PassFit
 from stagebench.capacity_plot import plot
 from stagebench.capacity_probe import PROBE_DRAIN_GRACE_S, Criteria, Probe, judge
+from stagebench.capacity_table import format_table, headline
 from stagebench.console import Console
 from stagebench.history_index import record_or_warn
 from stagebench.metadata import machine, versions
@@ -60,7 +60,7 @@ def run(args) -> int:
             doc = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
             rows.append(doc)
             failed |= doc["stopped"].startswith("error") or doc["stopped"] == "interrupted"
-            print(f"capacity of {name} ({impl}), search {attempt + 1}: {_headline(doc)}")
+            print(f"capacity of {name} ({impl}), search {attempt + 1}: {headline(doc)}")
             print(f"results: {doc['dir']}")
             if warning := record_or_warn(Path(base.results_dir), Path(doc["dir"])):
                 console.warn(warning)
@@ -174,38 +174,11 @@ def write(out: Path, doc: dict[str, Any]) -> html_report.Page:
     return html_report.write(out)
 
 
-def _headline(doc: dict[str, Any]) -> str:
-    lo, hi = doc["sustainable_mps"], doc["first_unsustainable_mps"]
-    stopped = {
-        "converged": f"bracketed within {doc['precision']:.0%}",
-        "max-rate": "the highest rate allowed (--max) was sustainable",
-        "publisher-bound": f"the publisher could not offer {doc['publisher_limit_mps'] or 0:,.0f} "
-        "msg/s on this machine (twice, with idle cores): the stage was not the bottleneck",
-        "nothing-sustainable": "no rate was sustainable",
-        "budget": "the budget ran out",
-        "interrupted": "interrupted",
-    }.get(doc["stopped"], doc["stopped"])
-    per_core = doc["sustainable_mps_per_core"]
-    core = f", {per_core:,.0f} msg/s per core used at {lo:,.0f}" if per_core else ""
-    took = f"{stopped}; {doc['seconds'] / 60:.1f} min"
-    if doc["capacity_mps"] is not None:
-        (low, high), (low90, high90) = doc["capacity_ci95_mps"], doc["pass90_ci95_mps"]
-        return (
-            f"{doc['capacity_mps']:,.0f} msg/s (95 % interval {low:,.0f}–{high:,.0f}), "
-            f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s ({low90:,.0f}–"
-            f"{high90:,.0f}){core}; {took}"
-        )
-    if lo is None:
-        return f"below {hi:,.0f} msg/s ({stopped})" if hi else f"unknown ({stopped})"
-    bracket = f" (first unsustainable: {hi:,.0f} msg/s)" if hi else ""
-    return f"{lo:,.0f} msg/s sustainable{bracket}{core}; {took}"
-
-
 def report(doc: dict[str, Any], image: Path | None) -> str:
     lines = [
         f"# Capacity of {doc['stage']} ({doc['impl']})",
         "",
-        _headline(doc) + ".",
+        headline(doc) + ".",
         "",
         "A probe is sustainable when, over its measured period, the per-second latency "
         "shows no rising trend, p50 stays under "
@@ -268,38 +241,3 @@ def _probe_line(probe: dict[str, Any]) -> str:
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
-
-
-def format_table(rows: list[dict[str, Any]]) -> str:
-    """One line per stage: the median capacity over its searches with a fit (a pass and a
-    failure), each one's 95 % interval, the median rate per core used and the capacities'
-    spread. A search stopped early (budget, Ctrl-C) counts with the probes it ran, its
-    interval the wider for it; when no search has a fit, the table shows the highest rate
-    found sustainable, a bound."""
-    by_stage: dict[tuple[str, str], list[dict]] = {}
-    for doc in rows:
-        by_stage.setdefault((doc["stage"], doc["impl"]), []).append(doc)
-    header = ["stage", "impl", "capacity msg/s", "95 % intervals", "per core used", "searches",
-              "spread", "minutes"]  # fmt: skip
-    body = []
-    for (name, impl), docs in by_stage.items():
-        fitted = [d for d in docs if d["capacity_mps"] is not None]
-        found = [d["capacity_mps"] for d in fitted]
-        per_core = [d["sustainable_mps_per_core"] for d in fitted if d["sustainable_mps_per_core"]]
-        bounds = [d["sustainable_mps"] for d in docs if d["sustainable_mps"]]
-        if found:
-            capacity = f"{statistics.median(found):,.0f}"
-        else:
-            capacity = f"≥ {max(bounds):,.0f}" if bounds else "-"
-        intervals = [f"{lo:,.0f}–{hi:,.0f}" for lo, hi in (d["capacity_ci95_mps"] for d in fitted)]
-        body.append([
-            name, impl, capacity, ", ".join(intervals) or "-",
-            f"{statistics.median(per_core):,.0f}" if per_core else "-",
-            f"{len(fitted)} of {len(docs)} fitted",
-            f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-",
-            f"{sum(d['seconds'] for d in docs) / 60:.1f}",
-        ])  # fmt: skip
-    widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
-    return "\n".join(lines)

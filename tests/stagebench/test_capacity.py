@@ -10,8 +10,8 @@ from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import REFINE_PROBES, parse_budget, search
 from stagebench.capacity_fit import fit_pass, pass_band
 from stagebench.capacity_probe import Criteria, Probe, judge
+from stagebench.capacity_table import format_table, headline
 from stagebench.commands import capacity as command
-from stagebench.commands.capacity import format_table
 
 
 def fake(capacity: float, publisher_max: float = float("inf")):
@@ -373,8 +373,8 @@ def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     assert doc["pass90_mps"] == round(fit.pass90_mps, 1)
     assert doc["pass_curve"]["slope"] < 0 and doc["pass_curve"]["probes"] == len(found.probes)
     low, high = doc["capacity_ci95_mps"]
-    headline = command._headline(doc)
-    assert headline.startswith(f"{doc['capacity_mps']:,.0f} msg/s (95 % interval ")
-    assert f"{low:,.0f}–{high:,.0f}" in headline and "bracketed within 10%" in headline
-    assert f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s" in headline
+    line = headline(doc)
+    assert line.startswith(f"{doc['capacity_mps']:,.0f} msg/s (95 % interval ")
+    assert f"{low:,.0f}–{high:,.0f}" in line and "bracketed within 10%" in line
+    assert f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s" in line
     assert "logit P(pass) = " in command.report(doc, None)
