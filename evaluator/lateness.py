@@ -27,21 +27,26 @@ from ground import contract as s
 QUANTILES = {"p50_ms": 50.0, "p99_ms": 99.0, "p99_9_ms": 99.9}
 
 
-def lateness_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> np.ndarray:
-    """Each input's lateness: the newest event time among the inputs appended in an
-    earlier broker millisecond, less its own, and 0 when that is not newer (nor for the
-    inputs of the first millisecond)."""
+def behind_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each input: the newest event time among the inputs appended in an earlier
+    broker millisecond less its own (negative: it is the newest), and whether any input
+    came before it at all (not for those of the first millisecond)."""
     if len(broker_ms) == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
     order = np.argsort(broker_ms, kind="stable")
     ts, events = broker_ms[order], event_ms[order].astype(np.int64)
     millis, first = np.unique(ts, return_index=True)
     newest_through = np.maximum.accumulate(np.maximum.reduceat(events, first))
     group = np.searchsorted(millis, ts)
-    behind = np.where(group > 0, newest_through[np.maximum(group - 1, 0)] - events, 0)
-    late = np.zeros(len(ts), dtype=np.int64)
-    late[order] = np.maximum(behind, 0)
-    return late
+    behind, before = np.zeros(len(ts), dtype=np.int64), np.zeros(len(ts), dtype=bool)
+    behind[order] = np.where(group > 0, newest_through[np.maximum(group - 1, 0)] - events, 0)
+    before[order] = group > 0
+    return behind, before
+
+
+def lateness_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> np.ndarray:
+    """Each input's lateness: :func:`behind_ms`, 0 where the input is the newest yet."""
+    return np.maximum(behind_ms(broker_ms, event_ms)[0], 0)
 
 
 def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any] | None:
@@ -52,16 +57,19 @@ def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any]
     valid = inputs[valid_mask(inputs)]
     if valid.empty:
         return None
-    late = lateness_ms(
+    behind, before = behind_ms(
         valid[TIMESTAMP].to_numpy(np.int64), valid[s.OBSERVATION_TS].to_numpy(np.int64)
     )
+    late = np.maximum(behind, 0)
+    # a watermark of delay d drops an input d or more behind one appended before it
+    past = None if delay_ms is None else int((before & (behind >= delay_ms)).sum())
     section: dict[str, Any] = {
         "inputs": len(late),
         "late": int((late > 0).sum()),
         **{key: float(np.percentile(late, q)) for key, q in QUANTILES.items()},
         "max_ms": int(late.max()),
         "watermark_delay_ms": delay_ms,
-        "at_or_past_delay": None if delay_ms is None else int((late >= delay_ms).sum()),
+        "at_or_past_delay": past,
     }
     return section
 

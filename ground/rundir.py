@@ -100,21 +100,17 @@ def suite_runs(suite_dir: Path) -> list[SuiteRun]:
     path = suite_dir / COMPARISON
     try:
         rows = json.loads(path.read_text())["stages"]
-        listed = [
-            (row["stage"], row["impl"], name, number)
+        return [
+            SuiteRun(row["stage"], row["impl"], number, suite_run(name, suite_dir))
             for row in rows
             for name, number in zip(row["run_dirs"], row["run_rounds"], strict=True)
+            if name
         ]
     except (OSError, KeyError, TypeError, ValueError) as err:
         raise EvaluationError(
             f"{path} is not a suite's comparison this version reads ({err}); use its run "
             "directories instead"
         ) from err
-    return [
-        SuiteRun(stage, impl, number, suite_run(name, suite_dir))
-        for stage, impl, name, number in listed
-        if name
-    ]
 
 
 def kind(path: Path) -> Kind:

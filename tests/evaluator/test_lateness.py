@@ -58,6 +58,12 @@ def test_the_section_counts_valid_inputs_and_those_at_or_past_the_delay():
     assert section["p99_ms"] == pytest.approx(np.percentile([0, 0, 1000, 2000, 0], 99))
 
 
+def test_with_no_delay_only_an_input_not_newer_than_one_before_it_is_past_it():
+    frame = _inputs([1, 2, 3, 4], [0, 60_000, 120_000, 120_000], [False] * 4)
+    section = input_lateness(frame, delay_ms=0)
+    assert section["late"] == 0 and section["at_or_past_delay"] == 1
+
+
 def test_no_valid_input_no_section_and_no_delay_no_count():
     assert input_lateness(_inputs([1], [0], [True]), delay_ms=1000) is None
     assert (
