@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES, run_row
 from evaluator.confidence import LEVEL
 from evaluator.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate
@@ -44,14 +45,14 @@ class Comparison:
     """The rows of a comparison and what differs between its runs besides stage and
     implementation (empty when the runs are comparable)."""
 
-    rows: list[dict[str, Any]]
+    rows: list[ComparisonRow]
     differences: list[str] = field(default_factory=list)
 
     @property
     def paces_ms(self) -> list[float]:
         """The pace of every run that recorded one
         (:func:`~evaluator.comparison_rows.run_pace`)."""
-        return [p for r in self.rows for p in r["run_paces_ms"] if p]
+        return [p for r in self.rows for p in r.run_paces_ms if p]
 
     @property
     def pace_spread(self) -> float | None:
@@ -70,23 +71,27 @@ class Comparison:
         """Every increment a host drift of :attr:`pace_drift` could explain
         (``increment_pXX_within_pace``), as "stage/impl +pXX (+3.0 ms)"."""
         return [
-            f"{r['stage']}/{r['impl']} +{q} ({format_ms(r[f'increment_{q}'], signed=True)} ms)"
+            f"{r.stage}/{r.impl} +{q} ({format_ms(getattr(r, f'increment_{q}'), signed=True)} ms)"
             for r in self.rows
             for q in CI_QUANTILES
-            if r.get(f"increment_{q}_within_pace")
+            if getattr(r, f"increment_{q}_within_pace")
         ]
 
     @property
     def tests(self) -> int:
         """How many increments were tested, the count Holm's correction divides among."""
-        return sum(r.get(f"increment_{q}_p") is not None for r in self.rows for q in CI_QUANTILES)
+        return sum(
+            getattr(r, f"increment_{q}_p") is not None for r in self.rows for q in CI_QUANTILES
+        )
 
     @property
     def significance(self) -> dict[str, Any]:
         """How the increments were judged, for comparison.json: level, correction, the
         number of tests, the runs a verdict needs, and why some got none (else None)."""
         unjudged = any(
-            r.get(f"increment_{q}_method") == WITHIN_RUN for r in self.rows for q in CI_QUANTILES
+            getattr(r, f"increment_{q}_method") == WITHIN_RUN
+            for r in self.rows
+            for q in CI_QUANTILES
         )
         return {
             "level": LEVEL,
@@ -124,34 +129,9 @@ def compare(
     were made in rounds (each stage once per round); increments are then taken
     within each round. Without it the runs are independent samples.
 
-    Keys of a row: stage, impl, repetitions, p50, p95, p99 (means across the
-    repetitions), p50_spread, p95_spread, p99_spread ([min, max]),
-    increment_p50, increment_p95, increment_p99, increment_over (the
-    "stage/impl" the increments are taken against, None for the first stage),
-    increment_p50_rounds, increment_p95_rounds, increment_p99_rounds (the
-    per-round differences, in round order; None without rounds), run_dir (a
-    representative run: the middle one), run_dirs (all of them) and run_rounds
-    (the round of each; None without rounds); and its caveats:
-
-    - warnings: "run_dir: text" for every warning of its runs (deduplicated),
-      mark: :data:`~evaluator.increments.MARK` when there is any, else "";
-    - p50_ci95, p99_ci95: [lo, hi], 95 % interval of the row's percentile, and
-      ci_method (:mod:`evaluator.increments`): WITHIN_RUN (one run: its summary's
-      ``confidence``) or ACROSS_RUNS (two or more: Student-t over the runs' values);
-      None when unknown (the runs' summaries have no interval);
-    - for p50 and p99, the increment's test (:func:`evaluator.increments.increment`):
-      increment_pXX_ci95 ([lo, hi], unadjusted 95 %), increment_pXX_method
-      (PAIRED, WELCH or WITHIN_RUN), increment_pXX_p (two-sided p-value; None
-      without a test), increment_pXX_p_holm (adjusted across the table's tests)
-      and increment_pXX_significant (adjusted p below
-      :data:`~evaluator.significance.ALPHA`; None without a verdict), all None
-      when unknown;
-    - increment_pXX_within_pace: whether a host drift of ``Comparison.pace_drift``
-      could explain the increment (None without paces);
-    - steady: the steadiness verdict of each run ("steady", "rising",
-      "falling"; None when not recorded), in the order of run_dirs;
-    - run_paces_ms: each run's pace (:func:`~evaluator.comparison_rows.run_pace`;
-      None when not recorded), in the order of run_dirs, and pace_ms: their median.
+    Each row is a :class:`~evaluator.comparison_result.ComparisonRow`, whose fields say
+    what they hold: percentiles and their intervals, increments with their tests, and
+    the runs' caveats (warnings, steadiness, paces).
 
     Runs that differ in more than stage and implementation
     (:func:`~evaluator.settings_diff.differences`) are an EvaluationError naming the

@@ -3,9 +3,10 @@ numbers mean and its rows' warnings underneath (the numbers: :mod:`evaluator.com
 each formatted by :mod:`evaluator.number_format`)."""
 
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
 
 from evaluator.compare import Comparison
+from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES
 from evaluator.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.number_format import format_cell, format_estimate, format_ms
@@ -17,17 +18,19 @@ INCREMENT_NOTE = (
 )
 
 
-def _estimate(row: dict[str, Any], q: str) -> str:
-    return format_estimate(row[q], row.get(f"{q}_ci95"))
+def _estimate(row: ComparisonRow, q: str) -> str:
+    return format_estimate(getattr(row, q), getattr(row, f"{q}_ci95"))
 
 
-def _increment_cell(row: dict[str, Any], q: str) -> str:
+def _increment_cell(row: ComparisonRow, q: str) -> str:
     """The increment and its interval; "n.s." when not significant, "n.v." without a
     verdict (:data:`NO_VERDICT`)."""
-    cell = format_estimate(row[f"increment_{q}"], row.get(f"increment_{q}_ci95"), signed=True)
-    if row.get(f"increment_{q}_significant") is False:
+    cell = format_estimate(
+        getattr(row, f"increment_{q}"), getattr(row, f"increment_{q}_ci95"), signed=True
+    )
+    if getattr(row, f"increment_{q}_significant") is False:
         return cell + " n.s."
-    return cell + (" n.v." if row.get(f"increment_{q}_method") == WITHIN_RUN else "")
+    return cell + (" n.v." if getattr(row, f"increment_{q}_method") == WITHIN_RUN else "")
 
 
 def steady_text(verdicts: list[str | None]) -> str | None:
@@ -42,32 +45,32 @@ def steady_text(verdicts: list[str | None]) -> str | None:
 
 
 # (header, left-aligned, cell of a row)
-_COLUMNS = (
-    ("stage", True, lambda r: r["stage"]),
-    ("impl", True, lambda r: r["impl"]),
+_COLUMNS: tuple[tuple[str, bool, Callable[[ComparisonRow], str]], ...] = (
+    ("stage", True, lambda r: r.stage),
+    ("impl", True, lambda r: r.impl),
     ("p50", False, lambda r: _estimate(r, "p50")),
-    ("p95", False, lambda r: format_ms(r["p95"])),
+    ("p95", False, lambda r: format_ms(r.p95)),
     ("p99", False, lambda r: _estimate(r, "p99")),
     ("+p50", False, lambda r: _increment_cell(r, "p50")),
-    ("+p95", False, lambda r: format_ms(r["increment_p95"], signed=True)),
+    ("+p95", False, lambda r: format_ms(r.increment_p95, signed=True)),
     ("+p99", False, lambda r: _increment_cell(r, "p99")),
-    ("over", True, lambda r: r["increment_over"] or "-"),
-    ("runs", False, lambda r: format_cell(r["repetitions"])),
-    ("pace", False, lambda r: format_ms(r.get("pace_ms"))),
-    ("steady", True, lambda r: steady_text(r.get("steady") or []) or "-"),
+    ("over", True, lambda r: r.increment_over or "-"),
+    ("runs", False, lambda r: format_cell(r.repetitions)),
+    ("pace", False, lambda r: format_ms(r.pace_ms)),
+    ("steady", True, lambda r: steady_text(r.steady) or "-"),
 )
 
 
-def _body(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def _body(rows: list[ComparisonRow]) -> tuple[list[str], list[list[str]]]:
     """Headers and cells of the rows; the last column, "!N", refers to the Nth row
     with warnings (listed under the table by :func:`_warned`)."""
     headers = [h for h, _, _ in _COLUMNS] + [MARK]
     cells, warned = [], 0
     for r in rows:
         mark = ""
-        if r.get("warnings"):
+        if r.warnings:
             warned += 1
-            mark = f"{r.get('mark') or MARK}{warned}"
+            mark = f"{r.mark or MARK}{warned}"
         cells.append([cell(r) for _, _, cell in _COLUMNS] + [mark])
     return headers, cells
 
@@ -77,7 +80,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     interval methods present, increments with how they were judged, pace,
     steadiness, the marks."""
     rows = comparison.rows
-    methods: set[str] = {r["ci_method"] for r in rows if r.get("ci_method")}
+    methods: set[str] = {r.ci_method for r in rows if r.ci_method}
     explained = {
         WITHIN_RUN: "one run: batch means over sections of its seconds (within-run precision only)",
         ACROSS_RUNS: "several runs: Student-t interval of the runs' mean (run-to-run variation)",
@@ -86,7 +89,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
         intervals = ["[lo–hi]: 95 % interval;", *(explained[m] for m in sorted(methods))]
     else:
         intervals = ["no intervals: the runs' summaries have none (Spark engine, short period)"]
-    judged = {r.get(f"increment_{q}_method") for r in rows for q in CI_QUANTILES}
+    judged = {getattr(r, f"increment_{q}_method") for r in rows for q in CI_QUANTILES}
     how = {
         PAIRED: "in rounds: [lo–hi] Student-t on the per-round differences;",
         WELCH: "runs made apart: [lo–hi] Welch–Satterthwaite on the runs' values;",
@@ -115,9 +118,9 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     ]  # fmt: skip
 
 
-def _warned(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+def _warned(rows: list[ComparisonRow]) -> list[tuple[str, list[str]]]:
     """("stage/impl", its warnings) of every row with warnings, in table order."""
-    return [(f"{r['stage']}/{r['impl']}", list(r["warnings"])) for r in rows if r.get("warnings")]
+    return [(f"{r.stage}/{r.impl}", list(r.warnings)) for r in rows if r.warnings]
 
 
 def format_table(comparison: Comparison) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
 from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
@@ -47,7 +48,7 @@ MARK = "!"
 BASELINE_IMPL = "builtin"
 
 
-def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
     """One row per (stage, impl) from per-run rows
     (:func:`~evaluator.comparison_rows.run_row`, with their ``round`` or None): means,
     spreads, intervals, caveats and increments, the increments' verdicts corrected
@@ -57,26 +58,8 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         groups.setdefault((row["stage"], row["impl"]), []).append(row)
     spread = pace_spread([r["pace_ms"] for r in rows if r["pace_ms"]])
-    out: list[dict[str, Any]] = []
-    for stage, impl in sorted(groups, key=lambda k: (STAGES.index(k[0]), str(k[1]))):
-        runs = groups[(stage, impl)]
-        entry: dict[str, Any] = {"stage": stage, "impl": impl, "repetitions": len(runs)}
-        for q in QUANTILES:
-            values = [r[q] for r in runs if r[q] is not None]
-            entry[q] = statistics.fmean(values) if values else None
-            entry[f"{q}_spread"] = [min(values), max(values)] if values else None
-        entry.update(_intervals(runs))
-        entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
-        entry["run_dirs"] = [r["run_dir"] for r in runs]
-        entry["run_rounds"] = [r.get("round") for r in runs]
-        entry["steady"] = [r["steady"] for r in runs]
-        entry["run_paces_ms"] = [r["pace_ms"] for r in runs]
-        paces = [p for p in entry["run_paces_ms"] if p]
-        entry["pace_ms"] = statistics.median(paces) if paces else None
-        warnings = (f"{r['run_dir']}: {w}" for r in runs for w in r["warnings"])
-        entry["warnings"] = list(dict.fromkeys(warnings))
-        entry["mark"] = MARK if entry["warnings"] else ""
-        out.append(entry)
+    keys = sorted(groups, key=lambda k: (STAGES.index(k[0]), str(k[1])))
+    out = [_measured(stage, impl, groups[(stage, impl)]) for stage, impl in keys]
     for entry in out:
         base = _baseline(entry, out)
         base_runs = groups[(base["stage"], base["impl"])] if base else []
@@ -91,7 +74,29 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
         entry["increment_over"] = f"{base['stage']}/{base['impl']}" if base else None
     _judge(out)
-    return out
+    return [ComparisonRow(**entry) for entry in out]
+
+
+def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A row's keys up to its increments: the runs' means, spreads and intervals, which
+    runs they are, their steadiness, paces and warnings."""
+    entry: dict[str, Any] = {"stage": stage, "impl": impl, "repetitions": len(runs)}
+    for q in QUANTILES:
+        values = [r[q] for r in runs if r[q] is not None]
+        entry[q] = statistics.fmean(values) if values else None
+        entry[f"{q}_spread"] = [min(values), max(values)] if values else None
+    entry.update(_intervals(runs))
+    entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
+    entry["run_dirs"] = [r["run_dir"] for r in runs]
+    entry["run_rounds"] = [r.get("round") for r in runs]
+    entry["steady"] = [r["steady"] for r in runs]
+    entry["run_paces_ms"] = [r["pace_ms"] for r in runs]
+    paces = [p for p in entry["run_paces_ms"] if p]
+    entry["pace_ms"] = statistics.median(paces) if paces else None
+    warnings = (f"{r['run_dir']}: {w}" for r in runs for w in r["warnings"])
+    entry["warnings"] = list(dict.fromkeys(warnings))
+    entry["mark"] = MARK if entry["warnings"] else ""
+    return entry
 
 
 def _intervals(runs: list[dict[str, Any]]) -> dict[str, Any]:

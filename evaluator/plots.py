@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from evaluator.comparison_result import ComparisonRow
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from ground import rundir
 
@@ -139,14 +140,14 @@ def comparison_plots(
     paths = [increments(rows, out_dir / rundir.COMPARE_INCREMENTS, comparison.differences)]
     samples, labels = [], []
     for r in rows:
-        path = Path(r["run_dir"]) / rundir.LATENCIES
+        path = Path(r.run_dir) / rundir.LATENCIES
         if path.exists():
             frame = pd.read_parquet(path, columns=[LATENCY, IN_RANGE])
             samples.append(frame.loc[frame[IN_RANGE], LATENCY].to_numpy())
         else:
-            log.warning("%s missing: no distribution for %s", path, r["run_dir"])
+            log.warning("%s missing: no distribution for %s", path, r.run_dir)
             samples.append(np.zeros(0))
-        labels.append(f"{r['stage']}\n({r['impl']})")
+        labels.append(f"{r.stage}\n({r.impl})")
     paths.append(distributions(labels, samples, out_dir / rundir.COMPARE_DISTRIBUTIONS, log_scale))
     return paths
 
@@ -169,28 +170,32 @@ def distributions(
 
 
 def increments(
-    rows: list[dict[str, Any]], path: Path, differences: list[str] | tuple[str, ...] = ()
+    rows: list[ComparisonRow], path: Path, differences: list[str] | tuple[str, ...] = ()
 ) -> Path:
     """Bar chart of p50 and p99 per stage with their 95 % intervals (error bars, when
     known), annotated with each stage's increment ("n.s." when its interval contains
     0); "!" marks a stage whose runs have warnings; the title says NOT COMPARABLE
     when the runs differ in more than stage and implementation."""
     plt = _pyplot()
-    labels = [f"{r['stage']}{' !' if r.get('mark') else ''}\n({r['impl']})" for r in rows]
+    labels = [f"{r.stage}{' !' if r.mark else ''}\n({r.impl})" for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 5))
     for q, dx in (("p50", -0.2), ("p99", 0.2)):
-        heights = np.array([r[q] if r[q] is not None else np.nan for r in rows])
+        values = [getattr(r, q) for r in rows]
+        heights = np.array([v if v is not None else np.nan for v in values])
         errors = _error_bars(rows, q)
         ax.bar(x + dx, heights, 0.4, label=q, yerr=errors, capsize=3)
         tops = heights + np.nan_to_num(errors[1])
         for i, r in enumerate(rows):
-            inc = r.get(f"increment_{q}")
+            inc, significant = (
+                getattr(r, f"increment_{q}"),
+                getattr(r, f"increment_{q}_significant"),
+            )
             if inc is not None:
                 text = f"{inc:+,.0f}"
-                if r.get(f"increment_{q}_significant") is False:
+                if significant is False:
                     text += " n.s."
-                elif r.get(f"increment_{q}_significant") is None:
+                elif significant is None:
                     text += " n.v."
                 ax.annotate(text, (x[i] + dx, tops[i]), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(x, labels)
@@ -209,15 +214,15 @@ def increments(
     return _save(fig, path, plt)
 
 
-def _error_bars(rows: list[dict[str, Any]], q: str) -> np.ndarray:
+def _error_bars(rows: list[ComparisonRow], q: str) -> np.ndarray:
     """Distances from each row's pXX down to and up to its interval (nan where
     unknown: no bar; clipped at 0: an across-runs interval is centred on the mean,
     not the median)."""
     bars = np.full((2, len(rows)), np.nan)
     for i, r in enumerate(rows):
-        bounds = r.get(f"{q}_ci95")
-        if bounds is not None and r[q] is not None:
-            bars[:, i] = max(0.0, r[q] - bounds[0]), max(0.0, bounds[1] - r[q])
+        value, bounds = getattr(r, q), getattr(r, f"{q}_ci95")
+        if bounds is not None and value is not None:
+            bars[:, i] = max(0.0, value - bounds[0]), max(0.0, bounds[1] - value)
     return bars
 
 

@@ -26,7 +26,7 @@ Section = dict[str, Any]
 """A section kept as its producer wrote it (its keys are listed in its doc)."""
 
 
-def _doc(text: str, **more: Any) -> dict[str, Any]:
+def key_doc(text: str, **more: Any) -> dict[str, Any]:
     """A field's metadata: its documentation (and ``omit_none``/``flatten``/``keys``)."""
     return {"doc": text, **more}
 
@@ -54,74 +54,78 @@ class Records:
     count them; None (null) where not applicable."""
 
     outputs: int = field(
-        metadata=_doc("valid outputs whose latest input lies in the measured period")
+        metadata=key_doc("valid outputs whose latest input lies in the measured period")
     )
-    duplicates: int = field(metadata=_doc("outputs beyond the first of their identity"))
+    duplicates: int = field(metadata=key_doc("outputs beyond the first of their identity"))
     expected: int | None = field(
-        metadata=_doc("outputs the inputs say must exist (null: no input read)")
+        metadata=key_doc("outputs the inputs say must exist (null: no input read)")
     )
-    missing: int | None = field(metadata=_doc("expected outputs with no output of their identity"))
+    missing: int | None = field(
+        metadata=key_doc("expected outputs with no output of their identity")
+    )
     unexpected: int | None = field(
-        metadata=_doc("outputs no input explains (they have no latency)")
+        metadata=key_doc("outputs no input explains (they have no latency)")
     )
     partial_windows: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "windowed stages: expected location-seconds with fewer lanes than the location has"
         )
     )
     partial_window_outputs: int | None = field(
-        metadata=_doc("tumbling: outputs whose own lanes_seen is below their num_lanes")
+        metadata=key_doc("tumbling: outputs whose own lanes_seen is below their num_lanes")
     )
     input_ts_mismatch: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "outputs carrying an input_ts_latest that is not their latest input's broker timestamp"
         )
     )
     input_ts_earliest_mismatch: int | None = field(
-        metadata=_doc("outputs carrying an input_ts_earliest that is not their earliest input's")
+        metadata=key_doc("outputs carrying an input_ts_earliest that is not their earliest input's")
     )
     input_count_mismatch: int | None = field(
-        metadata=_doc("outputs carrying an input_count that is not the number of their inputs")
+        metadata=key_doc("outputs carrying an input_count that is not the number of their inputs")
     )
     wrong_values: int | None = field(
-        metadata=_doc("outputs whose values differ from those of their inputs")
+        metadata=key_doc("outputs whose values differ from those of their inputs")
     )
     negative: int = field(
-        metadata=_doc("negative latencies (impossible on one clock: a measurement error)")
+        metadata=key_doc("negative latencies (impossible on one clock: a measurement error)")
     )
-    negative_earliest: int = field(metadata=_doc("negative latencies against the earliest input"))
+    negative_earliest: int = field(
+        metadata=key_doc("negative latencies against the earliest input")
+    )
     malformed_inputs: int | None = field(
-        metadata=_doc("malformed inputs (ground.malformed) over the whole run; null for ingest")
+        metadata=key_doc("malformed inputs (ground.malformed) over the whole run; null for ingest")
     )
     malformed_inputs_by_kind: dict[str, int] | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the malformed inputs per kind: not_json, truncated, missing_field, wrong_type, "
             "unknown_field, empty_value, oversized, non_utf8, out_of_range (null for ingest)"
         )
     )
     malformed_outputs: int = field(
-        metadata=_doc("outputs lacking a field evaluator.output_fields.required_fields requires")
+        metadata=key_doc("outputs lacking a field evaluator.output_fields.required_fields requires")
     )
     outside_window: int = field(
-        metadata=_doc("valid outputs whose latest input lies outside the period")
+        metadata=key_doc("valid outputs whose latest input lies outside the period")
     )
-    inputs: int = field(metadata=_doc("input records read"))
+    inputs: int = field(metadata=key_doc("input records read"))
     inputs_measured: int = field(
-        metadata=_doc("input records whose broker timestamp lies in the period")
+        metadata=key_doc("input records whose broker timestamp lies in the period")
     )
-    outputs_total: int = field(metadata=_doc("output records read, valid or not"))
+    outputs_total: int = field(metadata=key_doc("output records read, valid or not"))
 
 
 @dataclass(frozen=True)
 class Backlog:
     """A job started behind a backlog (single burst): its ``job_started_ms`` mark."""
 
-    job_started_ms: int = field(metadata=_doc("the broker-clock mark of the job's query start"))
+    job_started_ms: int = field(metadata=key_doc("the broker-clock mark of the job's query start"))
     time_to_first_output_ms: int | None = field(
-        metadata=_doc("its first output's broker time after it")
+        metadata=key_doc("its first output's broker time after it")
     )
     catch_up: Section = field(
-        metadata=_doc(
+        metadata=key_doc(
             "live_p50_ms, caught_up_s, caught_up: when its per-second p50 reached the live "
             "p50 (evaluator.catchup.catch_up)"
         )
@@ -133,31 +137,31 @@ class Throughput:
     """Records per second of the measured period, each by its own broker timestamp."""
 
     input_mps: float | None = field(
-        metadata=_doc("inputs per second (null when the period is empty)")
+        metadata=key_doc("inputs per second (null when the period is empty)")
     )
     output_mps: float | None = field(
-        metadata=_doc("valid outputs per second (null when the period is empty)")
+        metadata=key_doc("valid outputs per second (null when the period is empty)")
     )
-    seconds: float = field(metadata=_doc("the measured period's length"))
+    seconds: float = field(metadata=key_doc("the measured period's length"))
     peak_output_mps: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the most valid outputs appended in one broker second of the run (null: none)"
         )
     )
     first_output_delay_ms: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "first valid output − first input (single burst: with the backlog); null without "
             "inputs or outputs, or when the topics were read from a later time"
         )
     )
     drain_ms: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "last valid output − last input: how long the job still wrote (a capacity probe "
             "must drain within 10 s); null without inputs or outputs"
         )
     )
     backlog: Backlog | None = field(
-        default=None, metadata=_doc("a job started behind a backlog", flatten=True)
+        default=None, metadata=key_doc("a job started behind a backlog", flatten=True)
     )
 
 
@@ -166,12 +170,12 @@ class MeasuredPeriod:
     """The run's period and the measured part of it, broker time (epoch ms): outputs
     and expected outputs are both selected by their latest input's timestamp."""
 
-    start_ms: int = field(metadata=_doc("the run's start (its mark, else its first input)"))
-    end_ms: int = field(metadata=_doc("the run's end (its mark, else its last input)"))
-    measured_from_ms: int = field(metadata=_doc("start + warm-up"))
-    measured_to_ms: int = field(metadata=_doc("end − end cut"))
-    warmup_ms: int = field(metadata=_doc("the warm-up left out"))
-    end_cut_ms: int = field(metadata=_doc("the end cut left out"))
+    start_ms: int = field(metadata=key_doc("the run's start (its mark, else its first input)"))
+    end_ms: int = field(metadata=key_doc("the run's end (its mark, else its last input)"))
+    measured_from_ms: int = field(metadata=key_doc("start + warm-up"))
+    measured_to_ms: int = field(metadata=key_doc("end − end cut"))
+    warmup_ms: int = field(metadata=key_doc("the warm-up left out"))
+    end_cut_ms: int = field(metadata=key_doc("the end cut left out"))
 
     @classmethod
     def of(cls, period: Period) -> "MeasuredPeriod":
@@ -189,23 +193,23 @@ class MeasuredPeriod:
 class Evaluation:
     """How the run was evaluated."""
 
-    engine: str = field(metadata=_doc("pandas or spark"))
-    percentile_method: str = field(metadata=_doc("how the percentiles were computed"))
+    engine: str = field(metadata=key_doc("pandas or spark"))
+    percentile_method: str = field(metadata=key_doc("how the percentiles were computed"))
     from_ms: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the topics were read from this broker time on (capacity probes of ingest and "
             "parse, evaluator.run_topics.read_from_ms), null from their beginning"
         )
     )
     outputs_of_unread_inputs: int | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "outputs left out because their inputs came before from_ms; the Spark engine "
             "reads whole topics",
             omit_none=True,
         )
     )
     seconds: float | None = field(
-        default=None, metadata=_doc("how long the evaluation took", omit_none=True)
+        default=None, metadata=key_doc("how long the evaluation took", omit_none=True)
     )
 
 
@@ -250,38 +254,38 @@ class Summary:
     """A run's summary.json (:meth:`as_dict`), schema version ``schema_version``."""
 
     schema_version: int = field(
-        metadata=_doc(
+        metadata=key_doc(
             "raised whenever a key changes its meaning or disappears (evaluator.summary_file)"
         )
     )
     run: Section = field(
-        metadata=_doc(
+        metadata=key_doc(
             "id, stage, impl, workload, rate, duration_s, bootstrap, input_topics, "
             "output_topic, start_ms, end_ms"
         )
     )
     versions: dict[str, str | None] = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the run's (stagebench, stagebench_commit: the git commit stagebench ran from, "
             '"-dirty" with changes, null outside a git work tree; python, pyspark, '
             "spark_kafka_connector, kafka_broker, java, …) and the evaluator's libraries"
         )
     )
     config: Section = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the run's configuration verbatim (run, publisher, pipeline, sources) plus evaluator"
         )
     )
     metadata: Section = field(
-        metadata=_doc(
+        metadata=key_doc(
             "the run's, verbatim: machine, started_at, ended_at, publisher, resources (mean/max "
             "CPU %, RSS and heap per process), leaders, marks_ms, warmup, faults[] (kind, "
             "start_ms, end_ms, seconds, executor_pid: a fault's window in broker time)"
         )
     )
-    period: MeasuredPeriod = field(metadata=_doc("the measured period"))
+    period: MeasuredPeriod = field(metadata=key_doc("the measured period"))
     latency_ms: Stats = field(
-        metadata=_doc(
+        metadata=key_doc(
             "output timestamp − latest input's timestamp, read from the input topics (ms), over "
             "the measured outputs an input explains; exact numpy linear percentiles; p99_9 is "
             "the 99.9th percentile, p99_99 the 99.99th",
@@ -289,34 +293,34 @@ class Summary:
         )
     )
     latency_earliest_ms: Stats = field(
-        metadata=_doc("the same against the earliest input", keys=STAT_KEYS)
+        metadata=key_doc("the same against the earliest input", keys=STAT_KEYS)
     )
-    records: Records = field(metadata=_doc("completeness and checks of the measured period"))
+    records: Records = field(metadata=key_doc("completeness and checks of the measured period"))
     missing: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "count, spans, spans_total, examples: where the missing outputs' inputs are: "
             "stretches of broker seconds [first_s, last_s, count] and the first five by identity; "
             "null when none is missing"
         )
     )
     wrong: dict[str, Section] | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "per wrong carried field or value: count and three examples (identity, output, "
             "expected); null when no input was read"
         )
     )
     trusted: bool | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "false when the outputs contradict their inputs (wrong carried timestamps or counts, "
             "wrong values, unexplained outputs, negative latencies; the reasons are in "
             "warnings); null when no input was read, so nothing was checked"
         )
     )
     throughput: Throughput = field(
-        metadata=_doc("inputs and outputs per second of the measured period")
+        metadata=key_doc("inputs and outputs per second of the measured period")
     )
     steady_state: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "slope_ms_per_min, ci95, mk_p, median_ms, seconds, span_s, change_ms, tolerance, "
             "allowed_ms, method, verdict: Theil–Sen trend of the measured period's per-second "
             "p50, its interval widened for autocorrelation (evaluator.steady); change_ms the "
@@ -326,13 +330,13 @@ class Summary:
         )
     )
     confidence: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "method, level, sections, section_s, p50, p99: 95 % intervals [lo, hi] of p50 and "
             "p99 (batch means over consecutive sections; null with the Spark engine)"
         )
     )
     recovery: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "baseline_window_s, threshold, hold_s, windows[], summary: after each disturbance "
             "(periodic burst: each burst; a fault's window) that starts in the measured period "
             "(evaluator.recovery.section); null without any. windows[]: kind, start_ms, end_ms "
@@ -345,7 +349,7 @@ class Summary:
         )
     )
     input_lateness: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "inputs, late, p50_ms, p99_ms, p99_9_ms, max_ms, watermark_delay_ms, "
             "at_or_past_delay, dropped_by_watermark: a join's or window's valid inputs and how "
             "far each one's observation time lies behind the newest one the broker appended "
@@ -356,12 +360,12 @@ class Summary:
         )
     )
     warmup: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "mode, seconds, settled, max_s, window_s: the warm-up before the measured period"
         )
     )
     machine: Section | None = field(
-        metadata=_doc(
+        metadata=key_doc(
             "cores, samples, cpu_total_pct_mean/max, cpu_outside_run_pct_mean/max, "
             "steal_pct_mean, iowait_pct_mean, saturated_share, pace (before_ms, after_ms, "
             "change, work: ms one core took for a fixed piece of work before the job started "
@@ -371,9 +375,9 @@ class Summary:
             "core"
         )
     )
-    evaluation: Evaluation = field(metadata=_doc("how the run was evaluated"))
+    evaluation: Evaluation = field(metadata=key_doc("how the run was evaluated"))
     warnings: list[str] = field(
-        metadata=_doc(
+        metadata=key_doc(
             "reasons not to trust the numbers: the run's own (publisher behind schedule, "
             "delivery errors, drain timeout), then the evaluator's; empty when none"
         )

@@ -1,6 +1,6 @@
 """A capacity search's answer as text: the one line ``stagebench capacity`` prints per
 search and the table it ends with over several, read from capacity.json's documents
-(:func:`stagebench.commands.capacity.capacity_doc`); the reference data renders the same
+(:meth:`stagebench.capacity_result.CapacityResult.as_dict`); the reference data renders the same
 (:mod:`stagebench.reference_blocks`)."""
 
 import statistics

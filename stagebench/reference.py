@@ -30,8 +30,12 @@ from stagebench.reference_data import PAPERS, REFERENCE_DIR, stored
 ROOT = Path(__file__).resolve().parents[1]
 """The work tree this module runs from: the docs and data it keeps."""
 README = Path("README.md")
-GENERATED = (Path("docs") / "results-schema.md",)
-"""Docs written by other code (``stagebench schema``), never rendered here."""
+GENERATED = tuple(
+    Path("docs") / name
+    for name in ("results-schema.md", "comparison-schema.md", "capacity-schema.md")
+)
+"""Docs generated from the result models (:mod:`evaluator.result_schema`,
+:mod:`stagebench.capacity_schema`), never rendered here."""
 
 
 def documents(root: Path) -> list[Path]:

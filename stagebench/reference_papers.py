@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evaluator.comparison_result import ComparisonRow
 from evaluator.number_format import format_estimate, format_exact, format_ms
 from ground.stages import IMPLS, STAGES
 from stagebench.reference_data import relative
@@ -36,20 +37,20 @@ def paper_cell(figure: Mapping[str, Any] | None) -> str:
     return f"{p50} ({tail})"
 
 
-def suite_cell(row: Mapping[str, Any] | None) -> str:
+def suite_cell(row: ComparisonRow | None) -> str:
     """The suite's row of its comparison: "p50 [lo–hi] (p99)"."""
     if row is None:
         return NONE
-    return f"{format_estimate(row['p50'], row.get('p50_ci95'))} ({format_ms(row['p99'])})"
+    return f"{format_estimate(row.p50, row.p50_ci95)} ({format_ms(row.p99)})"
 
 
-def papers_table(doc: Mapping[str, Any], rows: list[dict[str, Any]], where: Path) -> str:
+def papers_table(doc: Mapping[str, Any], rows: list[ComparisonRow], where: Path) -> str:
     """papers.json's ``doc`` beside the comparison ``rows`` of a suite, with a sentence on
     what the cells hold above it and the papers' citations, linked to their sources for a
     doc in ``where``, below it."""
     papers = doc["papers"]
     figures = [{(f["stage"], f["impl"]): f for f in p["figures"]} for p in papers]
-    ours = {(r["stage"], r["impl"]): r for r in rows}
+    ours = {(r.stage, r.impl): r for r in rows}
     keys = sorted({key for paper in figures for key in paper},
                   key=lambda k: (STAGES.index(k[0]), IMPLS.index(k[1])))  # fmt: skip
     header = ["stage", "impl", *(p["label"] for p in papers), "stagebench (this suite)"]

@@ -125,10 +125,7 @@ def run_suite(
         "repeat": repeat,
         "order": order.as_json(),
         "failed": failed,
-        "stages": [
-            {k: (str(v) if isinstance(v, Path) else v) for k, v in row.items()}
-            for row in comparison.rows
-        ],
+        "stages": [row.as_dict() for row in comparison.rows],
         "significance": comparison.significance,
         "differences": comparison.differences,
         "pace_spread": comparison.pace_spread,

@@ -17,6 +17,7 @@ from stagebench.capacity import REFINE_PROBES, SearchResult, check_settings, par
 from stagebench.capacity_fit import PASS_HALF_WIDTH, PassFit
 from stagebench.capacity_plot import plot
 from stagebench.capacity_probe import PROBE_DRAIN_GRACE_S, Criteria, Probe, judge
+from stagebench.capacity_result import CapacityResult
 from stagebench.capacity_table import format_table, headline
 from stagebench.console import Console
 from stagebench.history_index import record_or_warn
@@ -53,25 +54,27 @@ def run(args) -> int:
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
     console = Console()
-    rows, failed = [], False
+    results: list[CapacityResult] = []
+    failed = False
     for name in stages:
         impl = base.impl if stage(name).custom else "builtin"
         for attempt in range(args.repeat):
-            doc = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
-            rows.append(doc)
-            failed |= doc["stopped"].startswith("error") or doc["stopped"] == "interrupted"
-            print(f"capacity of {name} ({impl}), search {attempt + 1}: {headline(doc)}")
-            print(f"results: {doc['dir']}")
-            if warning := record_or_warn(Path(base.results_dir), Path(doc["dir"])):
+            result = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
+            results.append(result)
+            failed |= result.stopped.startswith("error") or result.stopped == "interrupted"
+            print(f"capacity of {name} ({impl}), search {attempt + 1}: "
+                  f"{headline(result.as_dict())}")  # fmt: skip
+            print(f"results: {result.dir}")
+            if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
                 console.warn(warning)
-            if doc["stopped"] == "interrupted":
+            if result.stopped == "interrupted":
                 break
-        if rows and rows[-1]["stopped"] == "interrupted":
+        if results and results[-1].stopped == "interrupted":
             break
-    if len(rows) > 1:
+    if len(results) > 1:
         print()
-        print(format_table(rows))
-    return 130 if rows and rows[-1]["stopped"] == "interrupted" else (1 if failed else 0)
+        print(format_table([r.as_dict() for r in results]))
+    return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
 
 
 PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_window_s",
@@ -79,7 +82,7 @@ PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_w
 """How each probe ran, kept in capacity.json beside its verdicts."""
 
 
-def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> dict:
+def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> CapacityResult:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = Path(base.results_dir) / f"{stamp}-capacity-{name}-{new_run_id()}"
     out.mkdir(parents=True)
@@ -99,50 +102,58 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
 
     began = time.monotonic()
     found = search(probe, args.start, args.max, args.precision, budget_s, args.growth)
-    doc = capacity_doc(name, impl, found, args.precision, criteria, time.monotonic() - began)
-    doc["dir"] = str(out)
-    doc["growth"] = args.growth
-    doc["probe"] = {key: getattr(probe_base, key) for key in PROBE_KEYS}
-    page = write(out, doc)
+    result = capacity_result(
+        name, impl, found, criteria, time.monotonic() - began, precision=args.precision,
+        growth=args.growth, out=out, probe={key: getattr(probe_base, key) for key in PROBE_KEYS},
+    )  # fmt: skip
+    page = write(out, result)
     print(f"report: {page.describe()}")
-    return doc
+    return result
 
 
-def capacity_doc(
+def capacity_result(
     name: str,
     impl: str,
     found: SearchResult,
-    precision: float,
     criteria: Criteria,
     seconds: float,
-) -> dict[str, Any]:
-    """capacity.json: the search's answer, every probe, and the conditions."""
-    fit = found.fit
+    *,
+    precision: float,
+    growth: float,
+    out: Path,
+    probe: dict[str, Any],
+) -> CapacityResult:
+    """capacity.json's record: the search's answer, every probe, and the conditions
+    (``probe``: how each probe ran, :data:`PROBE_KEYS`)."""
     best = next(
         (p for p in reversed(found.probes) if p.rate == found.sustainable_mps and p.sustainable),
         None,
     )
     cores_used = None if best is None or not best.engine_cpu_pct else best.engine_cpu_pct / 100
-    return {
-        "stage": name,
-        "impl": impl,
-        **_fit_fields(fit),
-        "sustainable_mps": found.sustainable_mps,
-        "first_unsustainable_mps": found.first_unsustainable_mps,
-        "publisher_limit_mps": found.publisher_limit_mps,
-        "precision": precision,
-        "bracket_width": found.bracket_width,
-        "stopped": found.stopped,
-        "engine_cores_used": None if cores_used is None else round(cores_used, 2),
-        "sustainable_mps_per_core": (
-            None if cores_used is None else round(found.sustainable_mps / cores_used, 1)
-        ),
-        "criteria": asdict(criteria),
-        "seconds": round(seconds, 1),
-        "probes": [p.as_dict() for p in found.probes],
-        "machine": machine(),
-        "versions": versions(),
-    }
+    per_core = None
+    if cores_used is not None and found.sustainable_mps is not None:
+        per_core = round(found.sustainable_mps / cores_used, 1)
+    return CapacityResult(
+        stage=name,
+        impl=impl,
+        **_fit_fields(found.fit),
+        sustainable_mps=found.sustainable_mps,
+        first_unsustainable_mps=found.first_unsustainable_mps,
+        publisher_limit_mps=found.publisher_limit_mps,
+        precision=precision,
+        bracket_width=found.bracket_width,
+        stopped=found.stopped,
+        engine_cores_used=None if cores_used is None else round(cores_used, 2),
+        sustainable_mps_per_core=per_core,
+        criteria=asdict(criteria),
+        seconds=round(seconds, 1),
+        probes=[p.as_dict() for p in found.probes],
+        machine=machine(),
+        versions=versions(),
+        dir=str(out),
+        growth=growth,
+        probe=probe,
+    )
 
 
 def _fit_fields(fit: PassFit | None) -> dict[str, Any]:
@@ -166,8 +177,9 @@ def _fit_fields(fit: PassFit | None) -> dict[str, Any]:
     }
 
 
-def write(out: Path, doc: dict[str, Any]) -> html_report.Page:
+def write(out: Path, result: CapacityResult) -> html_report.Page:
     """capacity.json, capacity.png, capacity.md and the search's report.html."""
+    doc = result.as_dict()
     (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     image = plot(doc, out / rundir.CAPACITY_PLOT)
     (out / rundir.CAPACITY_MD).write_text(report(doc, image))

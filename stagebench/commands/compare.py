@@ -44,7 +44,8 @@ def _ladder(args: argparse.Namespace) -> int:
     run_dirs, rounds = ladder_runs(args.run_dirs)
     comparison = compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
     if args.json:
-        doc = {"stages": comparison.rows, "differences": comparison.differences,
+        doc = {"stages": [r.as_dict() for r in comparison.rows],
+               "differences": comparison.differences,
                "significance": comparison.significance}  # fmt: skip
         print(json.dumps(doc, indent=2, default=str))
         return 0

@@ -40,15 +40,15 @@ def test_rows_follow_the_stage_ladder_with_increments(tmp_path):
         _run(tmp_path, "b", "parse", "builtin", 150.0, 210.0, 300.0),
     ]
     rows = compare(dirs).rows
-    assert [r["stage"] for r in rows] == ["ingest", "parse", "join"]
-    assert rows[0]["increment_p50"] is None
-    assert (rows[1]["increment_p50"], rows[1]["increment_p95"], rows[1]["increment_p99"]) == (
+    assert [r.stage for r in rows] == ["ingest", "parse", "join"]
+    assert rows[0].increment_p50 is None
+    assert (rows[1].increment_p50, rows[1].increment_p95, rows[1].increment_p99) == (
         50.0,
         60.0,
         100.0,
     )
-    assert rows[2]["increment_p99"] == 1100.0
-    assert rows[2]["run_dir"] == str(dirs[0])
+    assert rows[2].increment_p99 == 1100.0
+    assert rows[2].run_dir == str(dirs[0])
 
 
 def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tmp_path):
@@ -64,28 +64,28 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
     ]
     comparison = compare(dirs)
     rows = comparison.rows
-    by = {(r["stage"], r["impl"]): r for r in rows}
-    assert [(r["stage"], r["impl"]) for r in rows] == [
+    by = {(r.stage, r.impl): r for r in rows}
+    assert [(r.stage, r.impl) for r in rows] == [
         ("ingest", "builtin"), ("join", "builtin"), ("tumbling", "builtin"),
         ("tumbling", "custom"), ("sliding", "builtin"), ("sliding", "custom"),
     ]  # fmt: skip
     ingest = by[("ingest", "builtin")]
     # the mean of the runs, the value their Student-t interval is centred on
-    assert (ingest["p50"], ingest["p95"], ingest["p99"]) == (12.0, 22.0, 50.0)
-    assert ingest["p50_spread"] == [10.0, 14.0] and ingest["p99_spread"] == [30.0, 90.0]
-    assert ingest["repetitions"] == 3 and len(ingest["run_dirs"]) == 3
-    assert ingest["run_dir"] in ingest["run_dirs"]
-    assert ingest["increment_p50"] is None and ingest["increment_over"] is None
+    assert (ingest.p50, ingest.p95, ingest.p99) == (12.0, 22.0, 50.0)
+    assert ingest.p50_spread == [10.0, 14.0] and ingest.p99_spread == [30.0, 90.0]
+    assert ingest.repetitions == 3 and len(ingest.run_dirs) == 3
+    assert ingest.run_dir in ingest.run_dirs
+    assert ingest.increment_p50 is None and ingest.increment_over is None
     # join over the median ingest
-    assert by[("join", "builtin")]["increment_p50"] == 488.0
+    assert by[("join", "builtin")].increment_p50 == 488.0
     # custom tumbling has no custom join: over the built-in join
-    assert by[("tumbling", "custom")]["increment_p50"] == 700.0
-    assert by[("tumbling", "custom")]["increment_over"] == "join/builtin"
-    assert by[("tumbling", "builtin")]["increment_p50"] == 2000.0
+    assert by[("tumbling", "custom")].increment_p50 == 700.0
+    assert by[("tumbling", "custom")].increment_over == "join/builtin"
+    assert by[("tumbling", "builtin")].increment_p50 == 2000.0
     # each sliding over the tumbling of its own implementation
-    assert by[("sliding", "builtin")]["increment_p99"] == 2000.0
-    assert by[("sliding", "custom")]["increment_p50"] == 500.0
-    assert by[("sliding", "custom")]["increment_over"] == "tumbling/custom"
+    assert by[("sliding", "builtin")].increment_p99 == 2000.0
+    assert by[("sliding", "custom")].increment_p50 == 500.0
+    assert by[("sliding", "custom")].increment_over == "tumbling/custom"
     text = format_table(comparison)
     assert "tumbling/custom" in text and "runs" in text.splitlines()[0]
 
@@ -177,8 +177,8 @@ def test_rows_carry_their_runs_warnings_deduplicated_and_marked(tmp_path):
     p = _run(tmp_path, "p", "parse", "builtin", 15.0, 25.0, 35.0, warnings=[])
     comparison = compare([i1, i2, p])
     ingest, parse = comparison.rows
-    assert ingest["warnings"] == [f"{i1}: 3 negative latencies", f"{i2}: publisher behind schedule"]
-    assert (ingest["mark"], parse["mark"], parse["warnings"]) == ("!", "", [])
+    assert ingest.warnings == [f"{i1}: 3 negative latencies", f"{i2}: publisher behind schedule"]
+    assert (ingest.mark, parse.mark, parse.warnings) == ("!", "", [])
     lines = format_table(comparison).splitlines()
     assert lines[2].startswith("ingest") and lines[2].endswith("!1")
     assert lines[3].startswith("parse") and not lines[3].rstrip().endswith("!1")
@@ -226,7 +226,7 @@ def test_mixed_runs_are_refused_naming_each_difference(tmp_path):
     assert "--allow-mixed" in str(err.value)
     comparison = compare(dirs, allow_mixed=True)
     assert comparison.differences == expected
-    assert [r["stage"] for r in comparison.rows] == ["ingest", "parse", "join", "tumbling"]
+    assert [r.stage for r in comparison.rows] == ["ingest", "parse", "join", "tumbling"]
     text = format_table(comparison)
     assert text.splitlines()[0].startswith("NOT COMPARABLE")
     assert text.splitlines()[1:4] == [f"  {line}" for line in expected]
@@ -253,8 +253,8 @@ def test_one_run_keeps_its_own_interval(tmp_path):
                    confidence=ci, steady_state=_steady("steady"))  # fmt: skip
     comparison = compare([run_dir])
     (row,) = comparison.rows
-    assert (row["p50_ci95"], row["p99_ci95"]) == ([431.0, 466.0], [700.0, 820.0])
-    assert row["ci_method"] == "within-run" and row["steady"] == ["steady"]
+    assert (row.p50_ci95, row.p99_ci95) == ([431.0, 466.0], [700.0, 820.0])
+    assert row.ci_method == "within-run" and row.steady == ["steady"]
     text = format_table(comparison)
     assert "448 [431–466]" in text and "764 [700–820]" in text
     assert "batch means" in text and "Student-t" not in text
@@ -274,10 +274,10 @@ def test_repetitions_take_the_interval_across_runs(tmp_path):
     comparison = compare(dirs)
     (row,) = comparison.rows
     half = stats.t.ppf(0.975, 2) * 2.0 / 3**0.5  # the p50s 10, 12, 14: mean 12, sd 2
-    assert row["ci_method"] == "across runs"
-    assert row["p50_ci95"] == pytest.approx([12.0 - half, 12.0 + half])
-    assert row["p99_ci95"] == pytest.approx([36.0 - 3 * half, 36.0 + 3 * half])
-    assert row["steady"] == ["steady", "rising", "steady"]
+    assert row.ci_method == "across runs"
+    assert row.p50_ci95 == pytest.approx([12.0 - half, 12.0 + half])
+    assert row.p99_ci95 == pytest.approx([36.0 - 3 * half, 36.0 + 3 * half])
+    assert row.steady == ["steady", "rising", "steady"]
     text = format_table(comparison)
     assert "12 [7–17]" in text and "2 steady, 1 rising" in text
     assert "Student-t" in text and "moving-block" not in text
@@ -293,14 +293,20 @@ def test_one_run_per_stage_gives_a_within_run_interval_and_no_verdict(tmp_path):
     comparison = compare(dirs)
     ingest, parse = comparison.rows
     # each side from the bounds on its own side: below, parse's 3 under and ingest's 10 over
-    assert parse["increment_p50_ci95"] == pytest.approx([3.0 - 109**0.5, 3.0 + 97**0.5])
-    assert parse["increment_p99_ci95"] == pytest.approx([100 - 200**0.5, 100 + 200**0.5])
+    assert parse.increment_p50_ci95 == pytest.approx([3.0 - 109**0.5, 3.0 + 97**0.5])
+    assert parse.increment_p99_ci95 == pytest.approx([100 - 200**0.5, 100 + 200**0.5])
     for q in ("p50", "p99"):
-        assert parse[f"increment_{q}_method"] == "within-run"
-        assert parse[f"increment_{q}_p"] is None and parse[f"increment_{q}_p_holm"] is None
+        assert getattr(parse, f"increment_{q}_method") == "within-run"
+        assert (
+            getattr(parse, f"increment_{q}_p") is None
+            and getattr(parse, f"increment_{q}_p_holm") is None
+        )
         # p99's interval excludes 0, and still no verdict: one run per stage
-        assert parse[f"increment_{q}_significant"] is None
-        assert ingest[f"increment_{q}_ci95"] is None and ingest[f"increment_{q}_method"] is None
+        assert getattr(parse, f"increment_{q}_significant") is None
+        assert (
+            getattr(ingest, f"increment_{q}_ci95") is None
+            and getattr(ingest, f"increment_{q}_method") is None
+        )
     assert comparison.tests == 0
     assert comparison.significance["no_verdict"].startswith("fewer than 3 runs of a stage")
     text = format_table(comparison)
@@ -331,19 +337,19 @@ def test_increments_in_rounds_take_a_student_t_interval_of_the_per_round_differe
     dirs, rounds = _rounds(tmp_path, {"ingest": [10.0, 30.0, 20.0], "join": [410.0, 440.0, 440.0]})
     comparison = compare(dirs, rounds=rounds)
     ingest, join = comparison.rows
-    assert join["run_rounds"] == [3, 2, 1] and join["increment_p50_rounds"] == [400, 410, 420]
-    assert ingest["increment_p50_rounds"] is None
+    assert join.run_rounds == [3, 2, 1] and join.increment_p50_rounds == [400, 410, 420]
+    assert ingest.increment_p50_rounds is None
     half = stats.t.ppf(0.975, 2) * 10 / 3**0.5  # mean 410, sd 10 over 3 rounds
-    assert join["increment_p50"] == pytest.approx(410.0)
-    assert join["increment_p50_ci95"] == pytest.approx([410 - half, 410 + half])
-    assert join["increment_p50_method"] == "rounds"
-    assert join["increment_p50_p"] == pytest.approx(stats.ttest_1samp([400, 410, 420], 0).pvalue)
-    assert join["increment_p50_significant"] is True
+    assert join.increment_p50 == pytest.approx(410.0)
+    assert join.increment_p50_ci95 == pytest.approx([410 - half, 410 + half])
+    assert join.increment_p50_method == "rounds"
+    assert join.increment_p50_p == pytest.approx(stats.ttest_1samp([400, 410, 420], 0).pvalue)
+    assert join.increment_p50_significant is True
     # the same values as runs made apart: the host's drift stays in, Welch's interval is wider
     apart = compare(dirs).rows[1]
-    assert apart["increment_p50_method"] == "welch" and apart["increment_p50_rounds"] is None
-    assert apart["increment_p50"] == pytest.approx(410.0)
-    width = apart["increment_p50_ci95"][1] - apart["increment_p50_ci95"][0]
+    assert apart.increment_p50_method == "welch" and apart.increment_p50_rounds is None
+    assert apart.increment_p50 == pytest.approx(410.0)
+    width = apart.increment_p50_ci95[1] - apart.increment_p50_ci95[0]
     assert width > 2 * half
     assert "in rounds: [lo–hi] Student-t on the per-round differences" in format_table(comparison)
 
@@ -352,12 +358,12 @@ def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(
     dirs, rounds = _rounds(tmp_path, {"ingest": [10.0, 30.0], "join": [410.0, 440.0]})
     comparison = compare(dirs, rounds=rounds)
     join = comparison.rows[1]
-    assert join["increment_p50_rounds"] == [400, 410]
-    assert join["increment_p50"] == pytest.approx(405.0)
+    assert join.increment_p50_rounds == [400, 410]
+    assert join.increment_p50 == pytest.approx(405.0)
     # the mean of two differences, each run ±1: each bound √4 · ½ = 1 away
-    assert join["increment_p50_ci95"] == pytest.approx([404.0, 406.0])
-    assert join["increment_p50_method"] == "within-run"
-    assert join["increment_p50_significant"] is None and comparison.tests == 0
+    assert join.increment_p50_ci95 == pytest.approx([404.0, 406.0])
+    assert join.increment_p50_method == "within-run"
+    assert join.increment_p50_significant is None and comparison.tests == 0
     assert "+405 [+404–+406] n.v." in format_table(comparison)
 
 
@@ -373,13 +379,13 @@ def test_holm_corrects_a_tables_tests_together(tmp_path):
     comparison = compare(dirs, rounds=rounds)
     _, parse, join = comparison.rows
     raw = stats.ttest_1samp([2, 3, 4], 0).pvalue
-    assert parse["increment_p50_p"] == pytest.approx(raw) and raw < 0.05
-    assert parse["increment_p50_ci95"][0] > 0  # the unadjusted interval excludes 0
+    assert parse.increment_p50_p == pytest.approx(raw) and raw < 0.05
+    assert parse.increment_p50_ci95[0] > 0  # the unadjusted interval excludes 0
     # four tests: parse's two p-values are the largest, doubled by Holm
     assert comparison.tests == 4
-    assert parse["increment_p50_p_holm"] == pytest.approx(2 * raw)
-    assert parse["increment_p50_significant"] is False
-    assert join["increment_p50_significant"] is True and join["increment_p99_significant"] is True
+    assert parse.increment_p50_p_holm == pytest.approx(2 * raw)
+    assert parse.increment_p50_significant is False
+    assert join.increment_p50_significant is True and join.increment_p99_significant is True
     assert comparison.significance == {
         "level": 0.95, "correction": "holm", "tests": 4, "min_runs": 3, "no_verdict": None,
     }  # fmt: skip
@@ -397,12 +403,12 @@ def test_runs_without_intervals_or_steadiness_still_compare(tmp_path):
                 confidence=ci, steady_state=_steady("falling"))  # fmt: skip
     comparison = compare([bare, full])
     ingest, parse = comparison.rows
-    assert (ingest["p50_ci95"], ingest["ci_method"], ingest["steady"]) == (None, None, [None])
-    assert (parse["p50_ci95"], parse["ci_method"]) == ([110.0, 130.0], "within-run")
-    assert parse["steady"] == ["falling"]
-    assert parse["increment_p50"] == 20.0
-    assert parse["increment_p50_ci95"] is None and parse["increment_p50_significant"] is None
-    assert parse["increment_p99_significant"] is None
+    assert (ingest.p50_ci95, ingest.ci_method, ingest.steady) == (None, None, [None])
+    assert (parse.p50_ci95, parse.ci_method) == ([110.0, 130.0], "within-run")
+    assert parse.steady == ["falling"]
+    assert parse.increment_p50 == 20.0
+    assert parse.increment_p50_ci95 is None and parse.increment_p50_significant is None
+    assert parse.increment_p99_significant is None
     lines = format_table(comparison).splitlines()
     assert lines[2].split()[:3] == ["ingest", "builtin", "100"]
     assert "+20" in lines[3].split() and "+20 [" not in lines[3] and "n.s." not in lines[3]
@@ -418,7 +424,7 @@ def test_comparison_rows_keep_the_keys_suite_consumers_read(tmp_path):
         "stage", "impl", "p50", "p95", "p99", "p50_spread", "p95_spread", "p99_spread",
         "increment_p50", "increment_p95", "increment_p99", "increment_over", "repetitions",
         "run_dir", "run_dirs",
-    } <= set(rows[0])  # fmt: skip
+    } <= set(rows[0].as_dict())  # fmt: skip
 
 
 def _paced(before, after):
@@ -435,13 +441,13 @@ def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
     ]
     comparison = compare(dirs)
     ingest, join = comparison.rows
-    assert ingest["run_paces_ms"] == [41.0, 44.0, 42.0] and ingest["pace_ms"] == 42.0
-    assert join["run_paces_ms"] == [None] and join["pace_ms"] is None
+    assert ingest.run_paces_ms == [41.0, 44.0, 42.0] and ingest.pace_ms == 42.0
+    assert join.run_paces_ms == [None] and join.pace_ms is None
     # paces 41, 42, 44: deviations 1, 0, 2 from the median 42
     assert comparison.pace_spread == round(1 / 42, 4)
     assert comparison.pace_drift == pytest.approx(1 / 42 * 1.96 * 2**0.5 * 1.4826, abs=1e-3)
     # join adds 438 ms over 62: far beyond a 10 % drift of ingest
-    assert join["increment_p50_within_pace"] is False and comparison.pace_note is None
+    assert join.increment_p50_within_pace is False and comparison.pace_note is None
     table = format_table(comparison)
     assert "pace" in table.splitlines()[0] and "PACE" not in table
     assert "median absolute deviation of 2.4 % of the median" in table
@@ -457,8 +463,8 @@ def test_a_comparison_names_the_increments_a_host_drift_could_explain(tmp_path):
     assert comparison.pace_spread == round(5 / 45, 4)
     parse = comparison.rows[1]
     # +10 over 60 is within 46 % of ingest's p50; +80 over 120 is not
-    assert parse["increment_p50_within_pace"] is True
-    assert parse["increment_p99_within_pace"] is False
+    assert parse.increment_p50_within_pace is True
+    assert parse.increment_p99_within_pace is False
     assert comparison.host_explains == ["parse/builtin +p50 (+10 ms)"]
     for text in (format_table(comparison), to_markdown(comparison)):
         assert "PACE" in text and "40 to 50 ms" in text

@@ -1,10 +1,11 @@
-"""docs/results-schema.md is what the result model says: regenerate it after a change."""
+"""docs/results-schema.md and docs/comparison-schema.md are what the result model says:
+regenerate them after a change."""
 
-from evaluator.result_schema import PAGE, schema_markdown
+from evaluator.result_schema import PAGES
 
 
-def test_the_committed_schema_page_is_the_generated_one():
-    assert PAGE.read_text() == schema_markdown(), (
-        "docs/results-schema.md differs from evaluator/result.py: "
-        "run python -m evaluator.result_schema"
-    )
+def test_the_committed_schema_pages_are_the_generated_ones():
+    for page, markdown in PAGES.items():
+        assert page.read_text() == markdown(), (
+            f"docs/{page.name} differs from the result model: run python -m evaluator.result_schema"
+        )

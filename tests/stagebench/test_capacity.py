@@ -2,6 +2,7 @@
 probes, and the verdict on run summaries."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -366,7 +367,10 @@ def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     monkeypatch.setattr(command, "versions", lambda: {})
     probe, _ = fake(capacity=5750)
     found = search(probe, start=500, max_rate=100_000)
-    doc = command.capacity_doc("join", "builtin", found, 0.10, Criteria(), 1800.0)
+    doc = command.capacity_result(
+        "join", "builtin", found, Criteria(), 1800.0, precision=0.10, growth=2.0,
+        out=Path("results/search"), probe={},
+    ).as_dict()  # fmt: skip
     fit = found.fit
     assert doc["capacity_mps"] == round(fit.capacity_mps, 1)
     assert doc["capacity_ci95_mps"] == [round(v, 1) for v in fit.capacity_ci95_mps]

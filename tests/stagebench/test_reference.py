@@ -103,7 +103,7 @@ def test_the_papers_are_shown_beside_a_stored_suite(tmp_path, monkeypatch):
     assert reference.render(root) == {"docs/reference.md": [f"reference-papers: {suite_dir.name}"]}
 
     text = (root / "docs" / "reference.md").read_text()
-    rows = {(r["stage"], r["impl"]): r for r in comparison(root, suite_dir.name).rows}
+    rows = {(r.stage, r.impl): r for r in comparison(root, suite_dir.name).rows}
     table = {
         tuple(cells[:2]): cells[2:]
         for line in text.splitlines()
@@ -115,7 +115,7 @@ def test_the_papers_are_shown_beside_a_stored_suite(tmp_path, monkeypatch):
                            ("sliding", "builtin"), ("sliding", "custom")]  # fmt: skip
     for key in [("ingest", "builtin"), ("join", "builtin")]:
         row = rows[key]
-        ours = f"{format_estimate(row['p50'], row['p50_ci95'])} ({format_ms(row['p99'])})"
+        ours = f"{format_estimate(row.p50, row.p50_ci95)} ({format_ms(row.p99)})"
         assert table[key][-1] == ours and "[" in ours
     assert table[("ingest", "builtin")][:3] == ["292", "105", "0 (1–2)"]
     assert table[("join", "builtin")][:3] == ["1,298", "582 (> 1,400)", "1 (3)"]

@@ -120,9 +120,9 @@ def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
     [failed] = result.failed
     assert failed["stage"] == "join" and failed["error"] == "the job exited"
     join = result.comparison.rows[2]
-    assert join["run_rounds"] == [r for r in (1, 2, 3) if r != failed["round"]]
+    assert join.run_rounds == [r for r in (1, 2, 3) if r != failed["round"]]
     # paired by round: the round without a join has no difference
-    assert len(join["increment_p50_rounds"]) == 2
+    assert len(join.increment_p50_rounds) == 2
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
     assert doc["failed"] == [failed]
     assert (
@@ -139,9 +139,9 @@ def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
     run_dirs, rounds = ladder_runs([result.suite_dir])
     assert sorted(rounds) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
     again = compare(run_dirs, rounds=rounds).rows
-    assert [r["increment_p50_rounds"] for r in again] == [
-        r["increment_p50_rounds"] for r in result.comparison.rows
+    assert [r.increment_p50_rounds for r in again] == [
+        r.increment_p50_rounds for r in result.comparison.rows
     ]
     # run directories one by one: independent runs, no rounds
     assert ladder_runs(run_dirs) == (run_dirs, None)
-    assert compare(run_dirs).rows[2]["increment_p50_method"] == "welch"
+    assert compare(run_dirs).rows[2].increment_p50_method == "welch"
