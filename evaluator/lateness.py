@@ -63,7 +63,7 @@ def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any]
     late = np.maximum(behind, 0)
     # a watermark of delay d drops an input d or more behind one appended before it
     past = None if delay_ms is None else int((before & (behind >= delay_ms)).sum())
-    section: dict[str, Any] = {
+    return {
         "inputs": len(late),
         "late": int((late > 0).sum()),
         **{key: float(np.percentile(late, q)) for key, q in QUANTILES.items()},
@@ -71,7 +71,6 @@ def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any]
         "watermark_delay_ms": delay_ms,
         "at_or_past_delay": past,
     }
-    return section
 
 
 def dropped_by_watermark(events: Iterable[dict[str, Any]]) -> dict[str, int] | None:
