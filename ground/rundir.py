@@ -9,6 +9,7 @@ the Spark job (its configuration, progress and readiness) and the evaluator
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
@@ -91,6 +92,23 @@ class SuiteRun:
     impl: str
     round: int | None
     path: Path
+
+
+STAMP_FORMAT: Final = "%Y%m%dT%H%M%SZ"
+"""The UTC time every results directory's name starts with (runs, suites, searches)."""
+
+
+def dir_name(what: str, ident: str, now: datetime | None = None) -> str:
+    """A results directory's name: its UTC start (now by default), what it holds, its id."""
+    return f"{(now or datetime.now(UTC)).strftime(STAMP_FORMAT)}-{what}-{ident}"
+
+
+def started_at(name: str) -> datetime | None:
+    """The UTC time a results directory's ``name`` starts with; None when it has none."""
+    try:
+        return datetime.strptime(name.split("-", 1)[0], STAMP_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def suite_runs(suite_dir: Path) -> list[SuiteRun]:

@@ -10,7 +10,6 @@ probes sit inside its directory.
 """
 
 import json
-import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,7 +26,6 @@ from ground.errors import EvaluationError
 NOT_KEY = {"stage", "impl", "rate", "workload", "results_dir"}
 """Settings with a column of their own, or no bearing on a figure: not repeated among an
 entry's key settings."""
-STAMP = re.compile(r"^(\d{8}T\d{6}Z)-")
 
 
 @dataclass(frozen=True)
@@ -198,9 +196,8 @@ def _machine_name(machine: dict[str, Any]) -> str:
 def _time(path: Path, doc: dict[str, Any]) -> str:
     """When the entry began, ISO UTC to the second: the stamp its directory's name
     starts with, else its own record of the start, else the directory's time."""
-    stamp = STAMP.match(path.name)
-    if stamp:
-        return datetime.strptime(stamp.group(1), "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%dT%H:%M:%SZ")
+    if stamp := rundir.started_at(path.name):
+        return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
     started = (doc.get("metadata") or {}).get("started_at") or doc.get("created_at")
     when = (
         datetime.fromisoformat(started)

@@ -6,15 +6,12 @@ A suite's runs record it in their summary.json (``metadata.machine``, ``versions
 its date in its directory's name).
 """
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from stagebench.reference_data import data_links
-
-STAMP = re.compile(r"(\d{4})(\d\d)(\d\d)T\d{6}Z")
-"""The UTC time a results directory's name starts with."""
 
 
 def _one(values: Iterable[Any]) -> str:
@@ -78,8 +75,9 @@ def capacity_line(names: list[str], docs: list[dict[str, Any]], where: Path) -> 
     ``docs``) for a doc in ``where``; each search's date is that of its directory's name."""
     dates = []
     for name, doc in zip(names, docs, strict=True):
-        if stamp := STAMP.match(Path(str(doc.get("dir") or name)).name) or STAMP.match(name):
-            dates.append("-".join(stamp.groups()))
+        stamp = rundir.started_at(Path(str(doc.get("dir") or name)).name) or rundir.started_at(name)
+        if stamp:
+            dates.append(stamp.strftime("%Y-%m-%d"))
     return measured_line(
         dates,
         [d.get("machine") or {} for d in docs],

@@ -75,8 +75,7 @@ class RunResult:
 
 
 def run_dir_name(stage: str, run_id: str, now: datetime | None = None) -> str:
-    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{stage}-{run_id}"
+    return rundir.dir_name(stage, run_id, now)
 
 
 def execute(run: RunConfig, settings: Settings, console: Console | None = None) -> RunResult:

@@ -88,8 +88,7 @@ def run_suite(
     """Run every (stage, impl) once in each of ``repeat`` rounds, in the order of
     :func:`round_orders` (``seed``: a fresh random one when None)."""
     suite_id = new_run_id()
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    suite_dir = Path(base.results_dir) / f"{stamp}-suite-{suite_id}"
+    suite_dir = Path(base.results_dir) / rundir.dir_name("suite", suite_id)
     suite_dir.mkdir(parents=True)
     order = round_orders(stages, repeat, secrets.randbits(32) if seed is None else seed)
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")

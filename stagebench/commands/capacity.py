@@ -3,7 +3,6 @@
 import json
 import time
 from dataclasses import asdict, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +82,7 @@ PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_w
 
 
 def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> CapacityResult:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(base.results_dir) / f"{stamp}-capacity-{name}-{new_run_id()}"
+    out = Path(base.results_dir) / rundir.dir_name(f"capacity-{name}", new_run_id())
     out.mkdir(parents=True)
     probe_base = replace(base, stage=name, impl=impl, results_dir=str(out))
 

@@ -42,3 +42,13 @@ def test_a_comparison_this_version_cannot_read_names_its_file(tmp_path, text):
 def test_a_missing_comparison_is_an_evaluation_error(tmp_path):
     with pytest.raises(EvaluationError, match=r"comparison\.json"):
         rundir.suite_runs(tmp_path)
+
+
+def test_a_results_directory_name_starts_with_its_utc_time():
+    from datetime import UTC, datetime
+
+    when = datetime(2026, 11, 26, 18, 46, 41, tzinfo=UTC)
+    name = rundir.dir_name("suite", "b6ab1388", when)
+    assert name == "20261126T184641Z-suite-b6ab1388"
+    assert rundir.started_at(name) == when
+    assert rundir.started_at("my-results") is None
