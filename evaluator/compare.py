@@ -3,8 +3,9 @@
 Runs are grouped by (stage, implementation): one row per group, ordered by the
 stage ladder, with the mean of each percentile across repetitions, its spread
 (min–max) and its 95 % interval. The increment of a row is the difference of its
-percentiles and those of the nearest earlier stage of the ladder present in the
-comparison — its row of the same implementation, else its built-in row (custom
+percentiles and those of the nearest stage it builds on present in the
+comparison (:func:`ground.stages.chain`: the ladder below it, parse for
+tumbling-union) — its row of the same implementation, else its built-in row (custom
 tumbling builds on the built-in join). It is a difference of percentiles, not a
 percentile of per-record differences (the runs are separate), and labelled as
 such everywhere it is shown. How an increment is judged, by how its runs were

@@ -21,10 +21,10 @@ Bounds = list[float]
 @dataclass(frozen=True)
 class ComparisonRow:
     """The runs of one stage and implementation in a comparison: their percentiles,
-    intervals and caveats, and the increment over the nearest earlier stage."""
+    intervals and caveats, and the increment over the nearest stage it builds on."""
 
     stage: str = field(metadata=key_doc("the stage"))
-    impl: str = field(metadata=key_doc("its implementation: builtin or custom"))
+    impl: str = field(metadata=key_doc("its implementation: builtin, custom, or builtin@real-time"))
     repetitions: int = field(metadata=key_doc("how many runs the row has"))
     p50: float | None = field(metadata=key_doc("the mean of the runs' p50 (ms)"))
     p50_spread: Bounds | None = field(metadata=key_doc("[min, max] of the runs' p50"))
@@ -102,8 +102,9 @@ class ComparisonRow:
     increment_p99_within_pace: bool | None = field(metadata=key_doc("the same for p99"))
     increment_over: str | None = field(
         metadata=key_doc(
-            'the "stage/impl" the increments are taken over: the nearest earlier stage\'s '
-            "row of the same implementation, else its built-in row (null for the first)"
+            'the "stage/impl" the increments are taken over: the nearest stage it builds on '
+            "with a row, its row of the same implementation, else its built-in row (null "
+            "for the first)"
         )
     )
     increment_p50_p_holm: float | None = field(
@@ -114,6 +115,19 @@ class ComparisonRow:
     )
     increment_p99_p_holm: float | None = field(metadata=key_doc("the same for p99"))
     increment_p99_significant: bool | None = field(metadata=key_doc("the same for p99"))
+    first_update_p50: float | None = field(
+        default=None,
+        metadata=key_doc(
+            "a stage written at every update (tumbling-union): the mean of the runs' p50 of "
+            "each window's first update, from the latest input it carries (its p50 is the "
+            "complete window's); null for the others"
+        ),
+    )
+    first_update_p99: float | None = field(default=None, metadata=key_doc("the same for p99"))
+    updates_per_window: float | None = field(
+        default=None,
+        metadata=key_doc("the mean over the runs of the updates a window took to complete"),
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """The row as comparison.json's ``stages`` holds it."""

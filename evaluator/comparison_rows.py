@@ -22,8 +22,10 @@ VERDICTS = ("steady", "rising", "falling", "undetermined")
 
 
 def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
-    """stage, impl, p50, p95, p99, run_dir, warnings, steady, p50_ci95, p99_ci95 and
-    pace_ms of one evaluated run (``summary``: its summary.json, read when not given).
+    """stage, impl (:func:`variant`), p50, p95, p99, run_dir, warnings, steady,
+    p50_ci95, p99_ci95, pace_ms, and for a stage written at every update
+    first_update_p50, first_update_p99 and updates_per_window (else None) of one
+    evaluated run (``summary``: its summary.json, read when not given).
 
     EvaluationError naming the file when summary.json is missing, not JSON, of another
     schema version (:func:`evaluator.summary_file.read_summary`) or without the keys that
@@ -37,15 +39,21 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
     try:
         run, lat = summary["run"], summary["latency_ms"]
         confidence = summary["confidence"] or {}
+        updates = summary.get("updates") or {}
         row = {
             "stage": run["stage"],
-            "impl": run["impl"],
+            "impl": variant(run["impl"], trigger(summary)),
             **{q: _number(lat[q]) for q in QUANTILES},
             "run_dir": str(run_dir),
             "warnings": [str(w) for w in _list(summary["warnings"], "warnings")],
             "steady": _verdict(summary["steady_state"]),
             **{f"{q}_ci95": _bounds(confidence.get(q), q) for q in CI_QUANTILES},
             "pace_ms": run_pace((summary["machine"] or {}).get("pace")),
+            **{
+                f"first_update_{q}": _number((updates.get("first_update_ms") or {}).get(q))
+                for q in CI_QUANTILES
+            },
+            "updates_per_window": _number((updates.get("per_window") or {}).get("mean")),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise EvaluationError(
@@ -55,6 +63,20 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
     if row["stage"] not in STAGES:
         raise EvaluationError(f"{path}: unknown stage {row['stage']!r} (known: {STAGES})")
     return row
+
+
+REAL_TIME = "real-time"
+
+
+def variant(impl: str, trigger: str | None) -> str:
+    """A row's implementation: ``builtin``, ``custom``, or ``builtin@real-time`` for a
+    run in Spark's real-time mode, which a table keeps apart from micro-batch runs."""
+    return f"{impl}@{REAL_TIME}" if trigger == REAL_TIME else impl
+
+
+def trigger(summary: Any) -> str | None:
+    """The run's ``[pipeline] trigger`` (None: not recorded, as by the floor)."""
+    return ((summary.get("config") or {}).get("pipeline") or {}).get("trigger")
 
 
 def run_pace(pace: Any) -> float | None:

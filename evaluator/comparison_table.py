@@ -110,9 +110,23 @@ def _notes(comparison: Comparison) -> list[list[str]]:
             f"across the runs a median absolute deviation of {spread * 100:.1f} "
             f"% of the median: two runs' paces differ by up to {drift * 100:.0f} %;"
         )
+    updated = [
+        f"{r.stage}/{r.impl}: first update p50 {format_ms(r.first_update_p50)} ms, p99 "
+        f"{format_ms(r.first_update_p99)} ms, {r.updates_per_window or 0:.1f} updates per window;"
+        for r in rows
+        if r.first_update_p50 is not None
+    ]
+    if updated:
+        updated = [
+            "written at every update: pXX is each window's complete update, from the latest "
+            "of its inputs; its first update is measured from the latest input it carries;",
+            *updated,
+        ]
+        updated[-1] = updated[-1].rstrip(";")
     return [
         ["latency in ms; p50, p95, p99: mean over the runs;", *intervals],
         increments,
+        *([updated] if updated else []),
         [*pace, "steady: each run's verdict on its per-second p50 trend (-: not recorded);",
          f"{MARK}N: warning N below"],
     ]  # fmt: skip

@@ -8,9 +8,9 @@ Compares the measured outputs with the outputs the inputs say must exist
 - ``missing``: expected outputs with no output of that identity at all;
 - ``duplicates``: outputs beyond the first of their identity;
 - ``unexpected``: outputs whose identity no input explains;
-- ``partial_windows`` (tumbling, sliding): expected location-seconds with fewer
-  lanes than the location has; ``partial_window_outputs`` (tumbling): outputs
-  whose own ``lanes_seen`` is below their ``num_lanes``.
+- ``partial_windows`` (the windows): expected location-seconds with fewer
+  lanes than the location has; ``partial_window_outputs`` (the tumbling windows):
+  outputs whose own ``lanes_seen`` is below their ``num_lanes``.
 
 Missing outputs are also located (:func:`missing_section`): the broker seconds
 their inputs were appended in and the first few, by identity, so a user can find
@@ -23,6 +23,7 @@ import pandas as pd
 
 from evaluator.checks import json_scalar, packed_keys
 from evaluator.expected import unify_categories
+from evaluator.output_fields import output_schema
 from ground import contract as s
 from ground.stages import stage as stage_table
 
@@ -65,10 +66,10 @@ def completeness(
     outside the period, and an output is explained by any input of the run.
     """
     counts = empty_counts(len(outputs), duplicates(outputs, identity))
-    if stage == "tumbling" and len(outputs):
+    if s.NUM_LANES in output_schema(stage).names and len(outputs):
         seen, lanes = outputs[s.LANES_SEEN], outputs[s.NUM_LANES]
         counts["partial_window_outputs"] = int((seen.notna() & (seen < lanes)).sum())
-    elif stage == "tumbling":
+    elif s.NUM_LANES in output_schema(stage).names:
         counts["partial_window_outputs"] = 0
     if expected is None:
         return counts

@@ -20,6 +20,8 @@ from evaluator.result import Measurement
 from evaluator.run_info import RunInfo
 from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_outputs
 from evaluator.summary import build_summary
+from ground.errors import EvaluationError
+from ground.stages import stage
 
 
 def evaluate(
@@ -35,6 +37,11 @@ def evaluate(
     runs the same evaluation as a Spark batch job.
     """
     out_dir = Path(out_dir)
+    if config.engine == "spark" and stage(run.stage).updates:
+        raise EvaluationError(
+            f"the Spark evaluation engine does not evaluate {run.stage}, whose windows are "
+            "written at every update; evaluate it with [evaluator] engine = pandas"
+        )
     report.check_writable(out_dir, overwrite)
     check_clock(bootstrap, run)
     started = time.monotonic()

@@ -110,14 +110,16 @@ def expected_outputs(
     ``input_count``, and the values :data:`evaluator.output_fields.VALUES` names
     (parse and join: speed and flow; tumbling: flow sum, mean speed, lanes
     seen; sliding: those of the window's last second and the relative changes
-    against ``lookbacks_s`` seconds before it); tumbling and sliding also
-    ``lanes_seen`` and ``num_lanes`` (of the window's last second).
+    against ``lookbacks_s`` seconds before it); the windows also ``lanes_seen`` and
+    ``num_lanes`` (sliding: of the window's last second).
     """
     if stage_table(stage).raw:
         return _records(inputs)
     valid = inputs[valid_mask(inputs)] if len(inputs) else inputs.iloc[0:0]
     if stage == "parse":
         return _records(valid, values=True)
+    if stage == "tumbling-union":
+        return _tumbling_union(valid)
     joined = _join(valid)
     if stage == "join":
         return joined
@@ -178,6 +180,34 @@ def _tumbling(joined: pd.DataFrame) -> pd.DataFrame:
             s.SPEED_AVG: (s.SPEED, "mean"),
         }
     ).reset_index()
+    out[s.WINDOW_END] = out[s.WINDOW_START] + SECOND_MS
+    return out.astype({c: np.int64 for c in out.columns if c not in _NOT_INT})
+
+
+def _tumbling_union(valid: pd.DataFrame) -> pd.DataFrame:
+    """One output per location-second of the valid inputs of both kinds: the flows'
+    sum (NaN when the second has no flow), the speeds' mean, the lanes of either kind."""
+    frame = valid.assign(
+        **{
+            s.WINDOW_START: valid[s.OBSERVATION_TS] // SECOND_MS * SECOND_MS,
+            s.INPUT_TS_LATEST: valid[TIMESTAMP],
+            s.INPUT_TS_EARLIEST: valid[TIMESTAMP],
+        }
+    )
+    grouped = frame.groupby([s.LOCATION_ID, s.WINDOW_START], observed=True, sort=False)
+    out = grouped.agg(
+        **{
+            s.INPUT_TS_LATEST: (s.INPUT_TS_LATEST, "max"),
+            s.INPUT_TS_EARLIEST: (s.INPUT_TS_EARLIEST, "min"),
+            s.INPUT_COUNT: (TIMESTAMP, "size"),
+            s.LANES_SEEN: (s.LANE, "nunique"),
+            s.NUM_LANES: (s.NUM_LANES, "max"),
+            s.FLOW_SUM: (s.FLOW, "sum"),
+            "_flows": (s.FLOW, "count"),
+            s.SPEED_AVG: (s.SPEED, "mean"),
+        }
+    ).reset_index()
+    out[s.FLOW_SUM] = out[s.FLOW_SUM].where(out.pop("_flows") > 0)
     out[s.WINDOW_END] = out[s.WINDOW_START] + SECOND_MS
     return out.astype({c: np.int64 for c in out.columns if c not in _NOT_INT})
 

@@ -1,6 +1,6 @@
 """The increments of a stage table: per-run rows grouped by (stage, implementation),
 the mean, spread and 95 % interval of each percentile, and each row's increment over
-the nearest earlier stage of the ladder, with its interval and verdict.
+the nearest stage it builds on, with its interval and verdict.
 
 How an increment is judged depends on how its runs were made:
 
@@ -27,7 +27,7 @@ from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
 from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
-from ground.stages import STAGES
+from ground.stages import STAGES, chain
 
 ACROSS_RUNS = "across runs"
 # how an increment's interval was found
@@ -96,6 +96,9 @@ def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, An
     warnings = (f"{r['run_dir']}: {w}" for r in runs for w in r["warnings"])
     entry["warnings"] = list(dict.fromkeys(warnings))
     entry["mark"] = MARK if entry["warnings"] else ""
+    for key in (*(f"first_update_{q}" for q in CI_QUANTILES), "updates_per_window"):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        entry[key] = statistics.fmean(values) if values else None
     return entry
 
 
@@ -203,12 +206,11 @@ def _judge(rows: list[dict[str, Any]]) -> None:
 
 
 def _baseline(entry: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The row ``entry``'s increments are taken against: the nearest earlier stage
-    with rows, its row of the same impl, else its built-in row (else None)."""
-    index = STAGES.index(entry["stage"])
-    earlier = [r for r in rows if STAGES.index(r["stage"]) < index]
-    if not earlier:
-        return None
-    nearest = max(STAGES.index(r["stage"]) for r in earlier)
-    candidates = {r["impl"]: r for r in earlier if STAGES.index(r["stage"]) == nearest}
-    return candidates.get(entry["impl"]) or candidates.get(BASELINE_IMPL)
+    """The row ``entry``'s increments are taken against: the nearest stage with rows
+    that it builds on (:func:`ground.stages.chain`), its row of the same impl, else its
+    built-in row (else None)."""
+    for step in reversed(chain(entry["stage"])[:-1]):
+        candidates = {r["impl"]: r for r in rows if r["stage"] == step.name}
+        if candidates:
+            return candidates.get(entry["impl"]) or candidates.get(BASELINE_IMPL)
+    return None

@@ -34,6 +34,7 @@ from evaluator.result import Measurement, Records
 from evaluator.run_info import RunInfo
 from evaluator.steady import steady_state
 from evaluator.throughput import peak_output, throughput
+from evaluator.updates import Updates, split_updates
 from ground import contract as s
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
@@ -53,6 +54,9 @@ class _Explained:
     """The expected outputs whose latest input lies in the measured period."""
     malformed_inputs: int | None
     malformed_by_kind: dict | None
+    updates: Updates | None = None
+    """A stage written in update mode: what its windows' updates say
+    (:mod:`evaluator.updates`); ``good`` holds each window's complete update."""
 
 
 def measure(
@@ -117,6 +121,11 @@ def measure(
         from_ms=from_ms,
         outputs_of_unread_inputs=unread,
         input_lateness=_lateness(run, inputs),
+        updates=(
+            found.updates.section(period.contains(found.updates.window_latest_ms))
+            if found.updates is not None
+            else None
+        ),
     )
 
 
@@ -232,6 +241,9 @@ def _explain(
         malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0
     if KIND in inputs:
         malformed_by_kind = exp.malformed_by_kind(inputs)
+    updates = None
+    if stage(run.stage).updates:
+        good, updates = split_updates(good, expected_all, identity)
     rows = checks.lookup(good, expected_all, identity)
     good = with_latencies(
         good,
@@ -240,7 +252,9 @@ def _explain(
         checks.derived(good, expected_all, rows, s.INPUT_TS_EARLIEST),
     )
     good[EXPLAINED] = rows >= 0
-    return _Explained(good, rows, expected_all, expected_in, malformed_inputs, malformed_by_kind)
+    return _Explained(
+        good, rows, expected_all, expected_in, malformed_inputs, malformed_by_kind, updates
+    )
 
 
 def _subset(frame: pd.DataFrame, mask: np.ndarray) -> pd.DataFrame:

@@ -23,6 +23,7 @@ VALUES: dict[str, tuple[str, ...]] = {
     "parse": (s.SPEED, s.FLOW),
     "join": (s.SPEED, s.FLOW),
     "tumbling": (s.FLOW_SUM, s.SPEED_AVG, s.LANES_SEEN),
+    "tumbling-union": (s.FLOW_SUM, s.SPEED_AVG, s.LANES_SEEN),
     "sliding": (
         s.FLOW_SUM,
         s.SPEED_AVG,
@@ -35,7 +36,7 @@ VALUES: dict[str, tuple[str, ...]] = {
 """Per stage, the output values the evaluator recomputes from the inputs and checks
 (:mod:`evaluator.checks`); ingest and the floor copy values, which their identity checks."""
 
-_EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,)}
+_EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,), "tumbling-union": (s.NUM_LANES,)}
 
 INPUT_SCHEMA = _schema(s.INPUT_FIELDS)
 """Every input field; a value with another field is malformed (:mod:`ground.malformed`)."""

@@ -201,7 +201,7 @@ def increments(
     ax.set_xticks(x, labels)
     title = (
         "Cumulative latency per stage, with 95 % intervals\n"
-        "labels: increment over the previous stage (difference of percentiles, ms)\n"
+        "labels: increment over the stage it builds on (difference of percentiles, ms)\n"
         "n.s.: not significant (Holm); n.v.: no verdict (< 3 runs a stage); "
         "!: the stage's runs have warnings"
     )

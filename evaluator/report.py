@@ -215,7 +215,22 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
             )
     if lateness := summary.get("input_lateness"):
         lines.append(f"- input lateness: {_lateness(lateness)}")
+    if updates := summary.get("updates"):
+        lines.append(f"- updates: {_updates(updates)}")
     return [*lines, ""] if len(lines) > 2 else []
+
+
+def _updates(section: dict[str, Any]) -> str:
+    """A stage written at every update: its windows' first updates and how many it took."""
+    first, per_window = section["first_update_ms"], section["per_window"]
+    return (
+        f"{section['complete']:,} of {section['windows']:,} windows complete "
+        f"({section['never_complete']:,} never); the latency above is each window's "
+        f"complete update; its first update p50 {format_exact(first.get('p50'))} ms, p99 "
+        f"{format_exact(first.get('p99'))} ms (from the latest input it carries); "
+        f"{format_exact(per_window.get('mean'))} updates per window on average, at most "
+        f"{format_exact(per_window.get('max'))}"
+    )
 
 
 def _lateness(section: dict[str, Any]) -> str:

@@ -72,7 +72,9 @@ class Records:
         )
     )
     partial_window_outputs: int | None = field(
-        metadata=key_doc("tumbling: outputs whose own lanes_seen is below their num_lanes")
+        metadata=key_doc(
+            "tumbling, tumbling-union: outputs whose own lanes_seen is below their num_lanes"
+        )
     )
     input_ts_mismatch: int | None = field(
         metadata=key_doc(
@@ -240,6 +242,9 @@ class Measurement:
     input_lateness: Section | None = None
     """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
     None: a stage without a watermark, or the Spark engine)."""
+    updates: Section | None = None
+    """A stage written in update mode: its windows' updates
+    (:meth:`evaluator.updates.Updates.section`); None for the others."""
 
     def frames(self) -> dict[str, Any]:
         """What :func:`evaluator.report.write` draws the run's files from."""
@@ -357,6 +362,18 @@ class Summary:
             "run's watermark delay, and the rows Spark's stateful operators dropped as later "
             "than the watermark, per operator (from engine_progress.jsonl; null: not "
             "recorded); null for the stages without a watermark and with the Spark engine"
+        )
+    )
+    updates: Section | None = field(
+        metadata=key_doc(
+            "windows, complete, never_complete, partial_updates, per_window {mean, p50, max}, "
+            "first_update_ms (count, mean, min, p50 … max), first_carried_outside: a stage "
+            "written in update mode (tumbling-union). Its latency_ms is each window's "
+            "complete update (the first carrying all the window's inputs) from the latest of "
+            "them; first_update_ms each window's first update from the latest input it "
+            "carries; per_window the updates up to the complete one; partial updates are "
+            "neither duplicates nor wrong, a window never complete is missing "
+            "(evaluator.updates); null for the other stages"
         )
     )
     warmup: Section | None = field(

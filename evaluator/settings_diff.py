@@ -30,6 +30,11 @@ NOT_COMPARED = {
 }  # fmt: skip
 
 
+ROW_SETTING = "[pipeline] trigger"
+"""Told apart by the rows themselves: a real-time run's implementation reads
+``builtin@real-time`` (:func:`evaluator.comparison_rows.variant`), so a table of both
+modes is no mixed comparison."""
+
 _ABSENT = object()
 
 
@@ -45,8 +50,12 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
     (:data:`NOT_COMPARED`). A line reads
     ``rate: 400 in 3 runs, 800 in 1 run (20261101T…-join-ab12)``: each value
     with its number of runs, naming the runs of all values but the most common.
+    The trigger is left out (:data:`ROW_SETTING`).
     """
-    settings = {run_dir: compared_settings(summary) for run_dir, summary in summaries.items()}
+    settings = {
+        run_dir: {k: v for k, v in compared_settings(summary).items() if k != ROW_SETTING}
+        for run_dir, summary in summaries.items()
+    }
     names: dict[str, None] = {}
     for values in settings.values():
         names.update(dict.fromkeys(values))

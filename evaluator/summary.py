@@ -73,6 +73,7 @@ def build_summary(
         confidence=result.confidence,
         recovery=after,
         input_lateness=_lateness(run, result),
+        updates=result.updates,
         warmup=run.metadata.get("warmup"),
         machine=run.metadata.get("machine"),
         evaluation=Evaluation(

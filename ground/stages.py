@@ -1,9 +1,12 @@
 """The stage table: everything stagebench knows about a stage, in one place.
 
 The ladder is cumulative (docs/method.md#stages): a run executes the pipeline up
-to and including one stage, and comparing runs stage by stage gives the latency
-each operation adds. Its first rung, the floor, is no Spark stage: a minimal
-Kafka consume→produce loop whose latency every Spark stage pays too. The
+to and including one stage (the stages it builds on, :func:`chain`), and comparing
+runs stage by stage gives the latency each operation adds. Its first rung, the
+floor, is no Spark stage: a minimal Kafka consume→produce loop whose latency every
+Spark stage pays too. A variant computes a stage's outputs by another plan
+(tumbling-union: the tumbling window without the join) and branches off the line
+where its plan does. The
 pipelines build the ladder, the evaluator checks the outputs, the bench
 validates combinations: each asks this table instead of keeping its own list.
 """
@@ -33,17 +36,28 @@ class Stage:
     """Writes every input record back unchanged, malformed ones included (the output
     embeds the input value)."""
     stateful: bool
-    """Keeps state across micro-batches (the join and every window after it)."""
+    """Keeps state across micro-batches (the join and the windows)."""
     window: bool
     """Emits one output per location and event-time window (tumbling, sliding)."""
     custom: bool
     """Has a custom implementation (``impl = "custom"``) besides Spark's operators."""
     real_time: bool
-    """Spark 4.3's real-time mode can run it. It runs no stream-stream join, and every
-    stage from the join on contains one (the ladder is cumulative)."""
+    """Spark 4.3's real-time mode can run it. It runs no stream-stream join, so no
+    stage that builds on the join."""
     identity: tuple[str, ...]
     """Output fields that make two outputs the same output (duplicates) and match an
     output to the one its inputs imply (completeness)."""
+    builds_on: str | None
+    """The stage whose output this one transforms, and whose latency its increment is
+    taken over (ingest: the floor, the round trip it pays too); a Spark run executes
+    the Spark stages of this chain."""
+    updates: bool = False
+    """Writes a window again each time an input changes it (Spark's update mode), so
+    an output is a window's first update, a partial one or its complete one; the
+    others emit a window once, when the watermark closes it."""
+    variant_of: str | None = None
+    """The stage whose outputs it computes by another plan; a suite runs it only when
+    asked (``--stages``)."""
 
     @property
     def impls(self) -> tuple[Impl, ...]:
@@ -56,28 +70,34 @@ _WINDOW_ID = (c.LOCATION_ID, c.WINDOW_START)
 LADDER: Final[tuple[Stage, ...]] = (
     Stage("floor", 0, "copy every record with a minimal Kafka consumer and producer (no Spark)",
           spark=False, raw=True, stateful=False, window=False, custom=False, real_time=False,
-          identity=_RECORD_ID),
+          identity=_RECORD_ID, builds_on=None),
     Stage("ingest", 1, "read the speed and flow topics, write every record back unchanged",
           spark=True, raw=True, stateful=False, window=False, custom=False, real_time=True,
-          identity=_RECORD_ID),
+          identity=_RECORD_ID, builds_on="floor"),
     Stage("parse", 2, "parse the JSON values into typed columns",
           spark=True, raw=False, stateful=False, window=False, custom=False, real_time=True,
-          identity=_RECORD_ID),
+          identity=_RECORD_ID, builds_on="ingest"),
     Stage("join", 3, "inner join of speed and flow of one location, lane and minute",
           spark=True, raw=False, stateful=True, window=False, custom=False, real_time=False,
-          identity=(c.LOCATION_ID, c.LANE, c.OBSERVATION_TS)),
+          identity=(c.LOCATION_ID, c.LANE, c.OBSERVATION_TS), builds_on="parse"),
     Stage("tumbling", 4, "1 s tumbling window per location: flow sum, mean speed, lanes",
           spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
-          identity=_WINDOW_ID),
-    Stage("sliding", 5, "sliding window over the tumbling output: relative changes",
+          identity=_WINDOW_ID, builds_on="join"),
+    Stage("tumbling-union", 5, "the tumbling window aggregated over the union of speed and "
+          "flow, without the join, written at every update (real-time mode can run it)",
+          spark=True, raw=False, stateful=True, window=True, custom=False, real_time=True,
+          identity=_WINDOW_ID, builds_on="parse", updates=True, variant_of="tumbling"),
+    Stage("sliding", 6, "sliding window over the tumbling output: relative changes",
           spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
-          identity=_WINDOW_ID),
+          identity=_WINDOW_ID, builds_on="tumbling"),
 )  # fmt: skip
 
 STAGES: Final[tuple[str, ...]] = tuple(s.name for s in LADDER)
 """Stage names in ladder order."""
 SPARK_STAGES: Final[tuple[str, ...]] = tuple(s.name for s in LADDER if s.spark)
-"""The stages of the Spark pipeline, in order; a Spark run executes them up to its stage."""
+"""The stages of the Spark pipeline, in order."""
+MAIN_LINE: Final[tuple[str, ...]] = tuple(s.name for s in LADDER if s.variant_of is None)
+"""The ladder without its variants: what a suite runs by default."""
 
 _BY_NAME: Final = {s.name: s for s in LADDER}
 
@@ -88,6 +108,17 @@ def stage(name: str) -> Stage:
         return _BY_NAME[name]
     except KeyError:
         raise ConfigError(f"unknown stage {name!r} (stages: {', '.join(STAGES)})") from None
+
+
+def chain(name: str) -> tuple[Stage, ...]:
+    """The stages ``name`` builds on and itself, first to last: ``chain("join")`` is
+    floor, ingest, parse, join."""
+    steps: list[Stage] = []
+    current: str | None = name
+    while current is not None:
+        steps.append(stage(current))
+        current = steps[-1].builds_on
+    return tuple(reversed(steps))
 
 
 def check_impl(name: str, impl: str) -> None:

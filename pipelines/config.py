@@ -7,9 +7,11 @@ what produced it; :meth:`PipelineConfig.spark_conf` turns them into Spark conf.
 
 import dataclasses
 import os
+import re
 from typing import Literal
 
 from ground.config import require
+from ground.errors import ConfigError
 from ground.stages import Impl, check_impl, stage
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
@@ -29,6 +31,10 @@ file system doubles the files: on a 2-core machine the offset and commit writes 
 system's manager renames with rename(2), as atomic on a local disk, and forks one
 ``chmod`` per file: 8 and 8 ms of 78, p50 101 ms. Not applied to a checkpoint with a
 scheme (``hdfs://``, ``s3a://``), whose file system has its own costs."""
+
+
+TRIGGERS = ("processing-time", "real-time")
+"""Spark's micro-batches at a processing-time trigger, or its real-time mode."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +67,7 @@ class PipelineConfig:
         default="processing-time",
         metadata={
             "help": "Spark's micro-batches at a processing-time trigger, or its "
-            "real-time mode (ingest and parse only)"
+            "real-time mode (ingest, parse and tumbling-union)"
         },
     )
     trigger_interval_ms: int = dataclasses.field(
@@ -134,15 +140,15 @@ class PipelineConfig:
     def __post_init__(self) -> None:
         check_impl(self.stage, self.impl)
         require(
-            self.trigger in ("processing-time", "real-time"),
+            self.trigger in TRIGGERS,
             f"trigger must be processing-time or real-time, got {self.trigger!r}",
         )
         require(
             self.trigger != "real-time" or (stage(self.stage).real_time and self.impl == "builtin"),
             f"Spark's real-time mode does not support stage {self.stage!r} with impl "
-            f"{self.impl!r}: only ingest and parse (join, tumbling and sliding contain the "
-            "stream-stream join, which real-time mode cannot run: Spark refuses it with "
-            "IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)",
+            f"{self.impl!r}: only ingest, parse and tumbling-union (join, tumbling and "
+            "sliding contain the stream-stream join, which real-time mode cannot run: Spark "
+            "refuses it with IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)",
         )
         for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
             require(bool(getattr(self, name)), f"{name} must not be empty")
@@ -186,6 +192,43 @@ class PipelineConfig:
         require(
             all(isinstance(k, str) and isinstance(v, str) for k, v in self.spark_conf.items()),
             "spark_conf keys and values must be strings",
+        )
+
+    def local_cores(self) -> int | None:
+        """Task slots of a local master; None for a cluster (not known here)."""
+        if self.master == "local":
+            return 1
+        match = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", self.master)
+        if match is None:
+            return None
+        return os.cpu_count() or 1 if match[1] == "*" else int(match[1])
+
+    def real_time_slots(self, input_partitions: int) -> int:
+        """Task slots real-time mode keeps busy for the whole batch: one per input
+        partition, and after a shuffle (a stateful stage's aggregation) one per shuffle
+        partition too, since every stage of the plan runs at once."""
+        shuffled = stage(self.stage).stateful
+        return input_partitions + (self.shuffle_partitions if shuffled else 0)
+
+    def check_real_time_slots(self, input_partitions: int) -> None:
+        """ConfigError when real-time mode would get fewer task slots than its plan has
+        tasks: the tasks left unscheduled never read their partitions, silently.
+        Only a local master's slots are known here."""
+        cores = self.local_cores()
+        if self.trigger != "real-time" or cores is None:
+            return
+        needed = self.real_time_slots(input_partitions)
+        if cores >= needed:
+            return
+        shuffle = (
+            f" + {self.shuffle_partitions} shuffle partitions (shuffle_partitions)"
+            if needed > input_partitions
+            else ""
+        )
+        raise ConfigError(
+            f"real-time mode needs a task slot for every task at once: {input_partitions} "
+            f"input partitions{shuffle} = {needed}, but master {self.master} has {cores}; "
+            f"use e.g. --master local[{needed}]"
         )
 
     def spark_conf_effective(self) -> dict[str, str]:

@@ -15,8 +15,6 @@ SIGTERM and SIGINT stop it gracefully.
 """
 
 import logging
-import os
-import re
 import sys
 import threading
 import time
@@ -30,7 +28,7 @@ from ground import rundir
 from ground.errors import ConfigError, SparkError
 from ground.jvm.spark import build_session
 from ground.kafka.topics import admin_client
-from ground.stages import LADDER, stage
+from ground.stages import chain, stage
 from pipelines import custom, process, transforms
 from pipelines.config import PipelineConfig
 from pipelines.progress import ProgressWriter
@@ -50,6 +48,7 @@ def _transforms(config: PipelineConfig) -> dict[str, Callable[[Any], Any]]:
         "parse": transforms.parse,
         "join": lambda df: transforms.join(df, config.watermark_delay_ms, config.join_range_ms),
         "tumbling": windows.tumbling,
+        "tumbling-union": lambda df: transforms.tumbling_union(df, config.watermark_delay_ms),
         "sliding": lambda df: windows.sliding(
             df,
             config.window_length_ms,
@@ -61,13 +60,14 @@ def _transforms(config: PipelineConfig) -> dict[str, Callable[[Any], Any]]:
 
 
 def build(raw: Any, config: PipelineConfig) -> Any:
-    """The ladder ``ingest -> ... -> config.stage`` over the raw input stream."""
+    """The stages ``ingest -> ... -> config.stage`` (:func:`ground.stages.chain`) over
+    the raw input stream."""
     transforms = _transforms(config)
     target = stage(config.stage)
     if not target.spark:
         raise ConfigError(f"stage {target.name!r} does not run on Spark")
     ladder = raw
-    for step in LADDER[: target.order + 1]:
+    for step in chain(target.name):
         if step.spark:
             ladder = transforms[step.name](ladder)
     return ladder
@@ -97,33 +97,16 @@ def _ready(query: Any, real_time: bool) -> bool:
     return query.lastProgress is not None or status.get("message") == "Waiting for data to arrive"
 
 
-def _local_cores(master: str) -> int | None:
-    """Task slots of a local master; None for a cluster (not known here)."""
-    if master == "local":
-        return 1
-    match = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", master)
-    if match is None:
-        return None
-    return os.cpu_count() or 1 if match[1] == "*" else int(match[1])
-
-
 def check_real_time_slots(config: PipelineConfig) -> None:
-    """Real-time mode keeps one task per source partition running for the whole batch.
-
-    With fewer task slots the other partitions are never read, silently; refuse that
-    for local masters, where the slots are known.
-    """
-    cores = _local_cores(config.master)
-    if config.trigger != "real-time" or cores is None:
+    """Refuse real-time mode with fewer task slots than its plan has tasks
+    (:meth:`PipelineConfig.check_real_time_slots`), counting the input topics' partitions."""
+    if config.trigger != "real-time" or config.local_cores() is None:
         return
     metadata = admin_client(config.bootstrap).list_topics(timeout=10)
     topics = (config.speed_topic, config.flow_topic)
-    partitions = sum(len(metadata.topics[t].partitions) for t in topics if t in metadata.topics)
-    if cores < partitions:
-        raise ConfigError(
-            f"real-time mode needs a task slot per input partition: {partitions} partitions, "
-            f"but master {config.master} has {cores}; use e.g. --master local[{partitions}]"
-        )
+    config.check_real_time_slots(
+        sum(len(metadata.topics[t].partitions) for t in topics if t in metadata.topics)
+    )
 
 
 def run(

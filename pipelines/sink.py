@@ -10,6 +10,7 @@ from pyspark.sql.streaming import DataStreamWriter
 
 from ground.contract import LOCATION_ID, RECORD, RUN_ID
 from ground.kafka import MAX_MESSAGE_BYTES
+from ground.stages import stage
 from pipelines.config import PipelineConfig
 
 PRODUCER_LINGER_MS = "0"
@@ -46,10 +47,10 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
         .option("topic", config.output_topic)
         .option("checkpointLocation", config.checkpoint_dir)
     )
+    # append: chained stateful operators (join -> window -> window) need it; a stage
+    # that writes its windows at every update, and real-time mode, need update
+    mode = "update" if config.trigger == "real-time" or stage(config.stage).updates else "append"
+    writer = writer.outputMode(mode)
     if config.trigger == "real-time":
-        # real-time mode needs update mode; only stateless and aggregation stages qualify
-        return writer.outputMode("update").trigger(realTime=config.real_time_checkpoint)
-    # append: chained stateful operators (join -> window -> window) need it
-    return writer.outputMode("append").trigger(
-        processingTime=f"{config.trigger_interval_ms} milliseconds"
-    )
+        return writer.trigger(realTime=config.real_time_checkpoint)
+    return writer.trigger(processingTime=f"{config.trigger_interval_ms} milliseconds")

@@ -1,7 +1,8 @@
 """The stage ladder (docs/method.md#stages) as pure ``DataFrame -> DataFrame`` transforms.
 
-Each stage takes the previous stage's output, so the ladder is cumulative:
-``sliding(tumbling(join(parse(ingest(raw)))))``. The same functions work on
+Each stage takes the output of the stage it builds on, so the ladder is cumulative:
+``sliding(tumbling(join(parse(ingest(raw)))))``, and the variant
+``tumbling_union(parse(ingest(raw)))``. The same functions work on
 streaming and static DataFrames, which is how the unit tests check them without
 Kafka. Every stage's output carries the input broker timestamps
 (``input_ts_latest``/``input_ts_earliest``, epoch ms) and ``input_count``;
@@ -170,6 +171,41 @@ def tumbling(joined: DataFrame) -> DataFrame:
         NUM_LANES,
         *TIMES,
         F.window_time(F.col("_w")).alias(EVENT_TIME),
+    )
+
+
+def tumbling_union(parsed: DataFrame, watermark_delay_ms: int) -> DataFrame:
+    """The tumbling window's outputs aggregated straight from the parsed inputs.
+
+    The one Kafka source reads both topics, so the parsed stream is the union of
+    speed and flow; grouping it by location and second, with no join, gives what the
+    tumbling stage gives when every speed has its flow twin: the flows' sum, the
+    speeds' mean, the lanes seen, the inputs' count and times. A plan of one
+    streaming aggregation is what Spark's real-time mode runs; written in update
+    mode, a window goes out each time an input changes it (a speed alone leaves the
+    flow sum null until its flow arrives).
+    """
+    timed = parsed.withColumn(EVENT_TIME, F.timestamp_millis(F.col(OBSERVATION_TS)))
+    timed = timed.withWatermark(EVENT_TIME, _ms(watermark_delay_ms))
+    window = F.window(F.col(EVENT_TIME), "1 second")
+    agg = timed.groupBy(F.col(LOCATION_ID), window.alias("_w")).agg(
+        F.sum(FLOW).alias(FLOW_SUM),
+        F.avg(SPEED).alias(SPEED_AVG),
+        F.size(F.collect_set(LANE)).alias(LANES_SEEN),
+        F.max(NUM_LANES).alias(NUM_LANES),
+        F.max(INPUT_TS_LATEST).alias(INPUT_TS_LATEST),
+        F.min(INPUT_TS_EARLIEST).alias(INPUT_TS_EARLIEST),
+        F.sum(INPUT_COUNT).alias(INPUT_COUNT),
+    )
+    return agg.select(
+        LOCATION_ID,
+        F.unix_millis(F.col("_w.start")).alias(WINDOW_START),
+        F.unix_millis(F.col("_w.end")).alias(WINDOW_END),
+        FLOW_SUM,
+        SPEED_AVG,
+        LANES_SEEN,
+        NUM_LANES,
+        *TIMES,
     )
 
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evaluator.comparison_rows import run_pace
+from evaluator.comparison_rows import run_pace, trigger, variant
 from evaluator.comparison_table import steady_text
 from evaluator.settings_diff import compared_settings, shown
 from evaluator.summary_file import read_summary
@@ -88,7 +88,7 @@ def read_entry(path: Path) -> Entry:
 def _run(path: Path, summary: dict[str, Any]) -> Entry:
     run, lat, ci = summary["run"], summary["latency_ms"], summary.get("confidence") or {}
     figure = Figure(
-        stage=run["stage"], impl=run["impl"], runs=1,
+        stage=run["stage"], impl=variant(run["impl"], trigger(summary)), runs=1,
         p50=lat.get("p50"), p50_ci95=ci.get("p50"), p99=lat.get("p99"), p99_ci95=ci.get("p99"),
         steady=(summary.get("steady_state") or {}).get("verdict"),
     )  # fmt: skip

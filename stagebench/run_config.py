@@ -87,7 +87,20 @@ def assemble(
         "evaluator",
     )
     check_combination(run, publisher, pipeline)
+    require(
+        evaluator.engine != "spark" or not stage(run.stage).updates,
+        f"the Spark evaluation engine does not evaluate {run.stage}, whose windows are "
+        "written at every update: use [evaluator] engine = pandas",
+    )
     return RoleConfigs(publisher, pipeline, evaluator)
+
+
+def validate(run: RunConfig, settings: Settings) -> None:
+    """ConfigError when :func:`assemble` would refuse these settings, checked before a
+    broker is started or reached: the run's own names are placeholders here."""
+    name = "validate"
+    assemble(run, settings, run.bootstrap or "localhost:9092", name,
+             Path(run.results_dir) / name, RunTopics.for_run(name))  # fmt: skip
 
 
 def check_combination(run: RunConfig, publisher: PublisherConfig, pipeline: PipelineConfig) -> None:
@@ -102,6 +115,8 @@ def check_combination(run: RunConfig, publisher: PublisherConfig, pipeline: Pipe
         pipeline.window_slide_ms == 1000,
         "the evaluator checks sliding windows with a 1 s slide only (window_slide_ms = 1000)",
     )
+    # the run creates both input topics with run.partitions each
+    pipeline.check_real_time_slots(2 * run.partitions)
     if last.window:
         # a built-in window closes once event time passes its end plus the watermark
         # delay, and each chained operator needs one more batch

@@ -55,7 +55,7 @@ from stagebench.health import HealthMonitor
 from stagebench.metadata import machine, versions
 from stagebench.publisher_thread import PublisherThread
 from stagebench.resource_plot import plot_resources
-from stagebench.run_config import assemble
+from stagebench.run_config import assemble, validate
 from stagebench.settings import RunConfig, Settings
 from stagebench.watch import OutputWatcher
 
@@ -81,6 +81,7 @@ def run_dir_name(stage: str, run_id: str, now: datetime | None = None) -> str:
 def execute(run: RunConfig, settings: Settings, console: Console | None = None) -> RunResult:
     """Run one stage end to end; the run directory and its summary."""
     console = console or Console()
+    validate(run, settings)  # before a broker is started for settings that cannot run
     bootstrap = resolve(run.bootstrap)
     run_id = new_run_id()
     run_dir = Path(run.results_dir) / run_dir_name(run.stage, run_id)

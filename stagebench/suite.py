@@ -1,5 +1,9 @@
 """A suite: the stage ladder run with identical settings, in rounds, then the increment table.
 
+Identical but for what an entry of ``--stages`` names itself: a window's
+implementation (``tumbling/custom``) and Spark's real-time mode
+(``tumbling-union@real-time``), each a row of its own.
+
 A round runs every stage once, in an order of its own drawn from one seeded
 generator (the seed and every round's order are printed and kept in
 comparison.json). Run in ladder order, a host that slows down over the suite
@@ -40,7 +44,8 @@ class Order:
     rounds: list[list[tuple[str, str]]]
 
     def lines(self) -> list[str]:
-        """One line per round: "round 2: join, floor, ingest"; custom variants named."""
+        """One line per round: "round 2: join, floor, ingest"; custom variants and
+        another trigger named."""
         return [
             f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
             for k, order in enumerate(self.rounds, 1)
@@ -51,8 +56,9 @@ class Order:
         return f"stages in random order per round (seed {self.seed}): {'; '.join(self.lines())}"
 
     def as_json(self) -> dict:
-        """comparison.json's ``order``: the seed and each round's "stage/impl" as run."""
-        return {"seed": self.seed, "rounds": [[f"{s}/{i}" for s, i in o] for o in self.rounds]}
+        """comparison.json's ``order``: the seed and each round's "stage/impl" as run
+        (``--stages``' own form: "tumbling/custom", "tumbling-union/builtin@real-time")."""
+        return {"seed": self.seed, "rounds": [[entry(s, i) for s, i in o] for o in self.rounds]}
 
 
 def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order:
@@ -60,6 +66,29 @@ def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order
     seeded with ``seed``: the same seed gives the same suite order."""
     rng = random.Random(seed)
     return Order(seed, [rng.sample(stages, len(stages)) for _ in range(repeat)])
+
+
+def entry(stage: str, impl: str) -> str:
+    """ "stage/impl", the trigger after the impl: "tumbling-union/builtin@real-time"."""
+    name, trigger = split_trigger(stage)
+    return f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
+
+
+def split_trigger(entry: str) -> tuple[str, str | None]:
+    """``"tumbling-union@real-time"`` → ("tumbling-union", "real-time"): a suite runs a
+    stage in another trigger mode than its settings' beside the same stage in theirs."""
+    name, _, trigger = entry.partition("@")
+    return name, trigger or None
+
+
+def with_trigger(settings: Settings, trigger: str | None) -> Settings:
+    """``settings`` with ``[pipeline] trigger`` set to ``trigger`` (unchanged for None)."""
+    if trigger is None:
+        return settings
+    values = {**settings.values, "pipeline": {**settings.section("pipeline"), "trigger": trigger}}
+    sources = {**settings.sources, "pipeline": {**settings.sources.get("pipeline", {}),
+                                                "trigger": "suite --stages"}}  # fmt: skip
+    return Settings(values, sources)
 
 
 @dataclass(frozen=True)
@@ -100,8 +129,11 @@ def run_suite(
                 f"suite {suite_id}: run {len(run_dirs) + 1} of {total} (round {k} of {repeat}), "
                 f"stage {stage} ({impl})"
             )
+            name, trigger = split_trigger(stage)
             try:
-                result = execute(replace(base, stage=stage, impl=impl), settings, console)
+                result = execute(
+                    replace(base, stage=name, impl=impl), with_trigger(settings, trigger), console
+                )
             except StagebenchError as err:
                 # the other runs still make a table; the round lacks only this stage
                 console.warn(f"suite {suite_id}: round {k}, stage {stage} ({impl}) failed: {err}")

@@ -13,6 +13,7 @@ from evaluator.spark.reader import VALID, VALUE, valid_inputs
 from ground import contract as s
 from ground import malformed as m
 from ground.contract import SECOND_MS
+from ground.errors import EvaluationError
 from ground.stages import stage
 
 _KEY = [s.LOCATION_ID, s.LANE, s.OBSERVATION_TS]
@@ -32,7 +33,9 @@ def expected_outputs(
     tumbling = _tumbling(joined)
     if name == "tumbling":
         return tumbling
-    return _sliding(tumbling, window_s, lookbacks_s)
+    if name == "sliding":
+        return _sliding(tumbling, window_s, lookbacks_s)
+    raise EvaluationError(f"the Spark evaluation engine does not evaluate stage {name!r}")
 
 
 def _records(inputs: DataFrame, raw: bool) -> DataFrame:

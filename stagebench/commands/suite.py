@@ -7,34 +7,60 @@ from pathlib import Path
 from evaluator.comparison_table import format_table
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from ground.stages import STAGES, stage
+from ground.stages import STAGES, check_impl, stage
+from pipelines.config import TRIGGERS
 from stagebench.console import Console
 from stagebench.faults import ENGINE_FAULTS
 from stagebench.history_index import record_or_warn
 from stagebench.options import run_overrides
+from stagebench.run_config import validate
 from stagebench.settings import RunConfig, load
-from stagebench.suite import run_suite
+from stagebench.suite import run_suite, split_trigger, with_trigger
+
+
+def entries(text: str, default_impl: str) -> list[tuple[str, str]]:
+    """``--stages`` as the suite's (stage[@trigger], impl) pairs: each entry is
+    ``STAGE[/IMPL][@TRIGGER]``, e.g. ``tumbling/custom`` or ``tumbling-union@real-time``.
+    Without ``/IMPL`` a window takes ``default_impl`` (``--impl``) and the other stages
+    Spark's own operators. ConfigError naming the entry that cannot run."""
+    out = []
+    for entry in (s.strip() for s in text.split(",") if s.strip()):
+        head, trigger = split_trigger(entry)
+        name, _, impl = head.partition("/")
+        if entry.endswith("@"):
+            raise ConfigError(f"{entry}: no trigger after @ (triggers: {', '.join(TRIGGERS)})")
+        if name not in STAGES:
+            raise ConfigError(f"unknown stage(s) [{name!r}] (stages: {', '.join(STAGES)})")
+        if trigger is not None and trigger not in TRIGGERS:
+            raise ConfigError(
+                f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
+            )
+        if trigger == "real-time" and not stage(name).real_time:
+            raise ConfigError(f"{entry}: Spark's real-time mode cannot run stage {name!r}")
+        impl = impl or (default_impl if stage(name).custom else "builtin")
+        check_impl(name, impl)
+        out.append((name + (f"@{trigger}" if trigger else ""), impl))
+    if not out:
+        raise ConfigError(f"no stage given (stages: {', '.join(STAGES)})")
+    return out
 
 
 def run(args) -> int:
-    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
-    unknown = [s for s in stages if s not in STAGES]
-    if unknown or not stages:
-        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(STAGES)})")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
     settings = load(args.config, run_overrides(args))
     base = from_mapping(RunConfig, settings.section("run"), "run")
-    if not args.no_floor and "floor" not in stages:
+    stages_impl = entries(args.stages, base.impl)
+    if not args.no_floor and "floor" not in (s for s, _ in stages_impl):
         if base.fault in ENGINE_FAULTS:  # the floor is no Spark job: nothing to restart
             print(f"the floor is left out: {base.fault} needs a Spark job", file=sys.stderr)
-        else:  # so that ingest's increment is measured over Kafka's own
-            stages.insert(0, "floor")
-    if base.impl == "custom":
-        # custom variants exist only for the windows; earlier stages run Spark's own operators
-        stages_impl = [(s, "custom" if stage(s).custom else "builtin") for s in stages]
-    else:
-        stages_impl = [(s, base.impl) for s in stages]
+        else:  # so that ingest's increment is measured over Kafka's own; no Spark job,
+            # so never in real-time mode, whatever [pipeline] trigger the others take
+            real_time = settings.section("pipeline").get("trigger") == "real-time"
+            stages_impl.insert(0, ("floor@processing-time" if real_time else "floor", "builtin"))
+    for entry, impl in stages_impl:  # every run's settings, before the first run starts
+        name, trigger = split_trigger(entry)
+        validate(replace(base, stage=name, impl=impl), with_trigger(settings, trigger))
     suite = run_suite(
         stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
     )

@@ -1,7 +1,7 @@
 """The parsers of the commands that run the whole chain: run, suite, capacity, and config
 show, which prints the settings they would use."""
 
-from ground.stages import SPARK_STAGES, STAGES
+from ground.stages import MAIN_LINE, SPARK_STAGES, STAGES
 from stagebench.parsers.fields import add_field
 from stagebench.parsers.shared import Subparsers, add_run_arguments, flag, handler
 from stagebench.probe_settings import (
@@ -30,14 +30,19 @@ def suite(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "suite",
         help="run the stage ladder and print the increment table",
-        description="Run each stage in turn with identical settings, then compare them: "
-        "p50/p95/p99 per stage and the increment each adds over the previous stage. "
+        description="Run each stage in turn with identical settings (but for the "
+        "implementation or trigger an entry of --stages names), then compare them: "
+        "p50/p95/p99 per stage and the increment each adds over the stage it builds on. "
         "Writes results/<time>-suite-<id>/comparison.{json,md} and plots.",
     )
     parser.add_argument(
         "--stages",
-        default=",".join(STAGES),
-        help="comma-separated stages, in ladder order (default: %(default)s)",
+        default=",".join(MAIN_LINE),
+        help="comma-separated stages (any order: each round draws its own), each "
+        "STAGE[/IMPL][@real-time]: /custom runs a window's custom implementation beside "
+        "others, @real-time a stage in Spark's real-time mode beside the others' trigger, "
+        "e.g. tumbling,tumbling/custom,tumbling-union,tumbling-union@real-time "
+        f"(stages: {', '.join(STAGES)}; default: %(default)s)",
     )
     parser.add_argument(
         "--repeat",

@@ -469,3 +469,31 @@ def test_a_comparison_names_the_increments_a_host_drift_could_explain(tmp_path):
     for text in (format_table(comparison), to_markdown(comparison)):
         assert "PACE" in text and "40 to 50 ms" in text
         assert "host drift of that size could explain parse/builtin +p50 (+10 ms)" in text
+
+
+def test_a_variant_takes_its_increment_over_the_stage_it_builds_on(tmp_path):
+    """tumbling-union builds on parse, and sliding still on tumbling though the variant
+    sits between them on the ladder; a real-time run is a row of its own, and the
+    trigger that tells it apart is no mixed setting."""
+    dirs = [
+        _run(tmp_path, "p", "parse", "builtin", 30.0, 40.0, 50.0, config=_config("p")),
+        _run(tmp_path, "j", "join", "builtin", 200.0, 250.0, 300.0, config=_config("j")),
+        _run(tmp_path, "t", "tumbling", "builtin", 3000.0, 3100.0, 3200.0, config=_config("t")),
+        _run(tmp_path, "u", "tumbling-union", "builtin", 180.0, 250.0, 300.0,
+             config=_config("u")),
+        _run(tmp_path, "r", "tumbling-union", "builtin", 40.0, 50.0, 60.0,
+             config=_config("r", trigger="real-time")),
+        _run(tmp_path, "s", "sliding", "builtin", 4000.0, 4100.0, 4200.0, config=_config("s")),
+    ]  # fmt: skip
+    comparison = compare(dirs)
+    rows = {(r.stage, r.impl): r for r in comparison.rows}
+    assert [(r.stage, r.impl) for r in comparison.rows] == [
+        ("parse", "builtin"), ("join", "builtin"), ("tumbling", "builtin"),
+        ("tumbling-union", "builtin"), ("tumbling-union", "builtin@real-time"),
+        ("sliding", "builtin"),
+    ]  # fmt: skip
+    assert rows["tumbling-union", "builtin"].increment_over == "parse/builtin"
+    assert rows["tumbling-union", "builtin@real-time"].increment_p50 == 10.0
+    assert rows["sliding", "builtin"].increment_over == "tumbling/builtin"
+    assert rows["sliding", "builtin"].increment_p50 == 1000.0
+    assert comparison.differences == []

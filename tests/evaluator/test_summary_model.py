@@ -20,7 +20,7 @@ from ground import contract as s
 from tests.evaluator.test_measure import RUN, _inputs, _outputs
 
 GOLDEN = Path(__file__).with_name("summary_golden.json")
-ADDED = ("input_lateness",)
+ADDED = ("input_lateness", "updates")
 """Keys summary.json gained after the golden file was written (a key added keeps the
 schema version: readers ignore what they do not know)."""
 

@@ -95,8 +95,36 @@ def test_invalid_configs_are_rejected(overrides, message):
 
 
 def test_real_time_mode_accepted_where_spark_supports_it():
-    for stage in ("ingest", "parse"):
+    for stage in ("ingest", "parse", "tumbling-union"):
         assert make(stage=stage, trigger="real-time").trigger == "real-time"
+
+
+@pytest.mark.parametrize(
+    ("stage", "master", "shuffle", "partitions", "needed"),
+    [
+        ("ingest", "local[2]", 2, 2, None),  # one task per input partition
+        ("ingest", "local[2]", 2, 4, 4),
+        ("tumbling-union", "local[4]", 2, 2, None),  # and one per shuffle partition
+        ("tumbling-union", "local[2]", 2, 2, 4),
+        ("tumbling-union", "local[2]", 1, 2, 3),
+        ("tumbling-union", "local", 1, 2, 3),
+    ],
+)
+def test_real_time_mode_needs_a_slot_for_every_task(stage, master, shuffle, partitions, needed):
+    config = make(stage=stage, trigger="real-time", master=master, shuffle_partitions=shuffle)
+    if needed is None:
+        config.check_real_time_slots(partitions)
+        return
+    with pytest.raises(
+        ConfigError, match=rf" = {needed}, but master .* use e.g. --master local\[{needed}\]"
+    ):
+        config.check_real_time_slots(partitions)
+
+
+def test_slots_of_a_cluster_master_are_not_checked():
+    make(
+        stage="tumbling-union", trigger="real-time", master="spark://h:7077"
+    ).check_real_time_slots(8)
 
 
 def test_arguments_build_the_config(tmp_path):

@@ -404,8 +404,9 @@ def start_job(bootstrap: str, home: Path, stage: str, impl: str, trigger: str) -
         "--bootstrap", bootstrap, "--master", "local[2]", "--shuffle-partitions", "2",
         "--trigger", trigger,
     ]  # fmt: skip
-    if trigger == "real-time":  # a task slot per input partition (2 topics x 2)
-        command += ["--master", "local[4]"]
+    if trigger == "real-time":  # a task slot per input partition (2 topics x 2) and
+        # per shuffle partition (2) of an aggregation: every task runs at once
+        command += ["--master", "local[6]" if stage == "tumbling-union" else "local[4]"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return Job(process, topics, output, run_id, run_dir)
 
@@ -529,6 +530,109 @@ def _check_stage(stage: str, records, values: list[dict], t0: int) -> None:
         assert got[("L03", t0 + 1000)][FLOW_CHANGE_SHORT] is None  # from a zero flow
 
 
+def union_windows(records: list[tuple[str, dict]]) -> dict[tuple, dict]:
+    """Every location-second of the input, the flush second too (update mode writes a
+    window without waiting for the watermark): both kinds of every lane."""
+    found: dict[tuple, list[tuple[str, dict]]] = collections.defaultdict(list)
+    for kind, m in records:
+        found[m[LOCATION_ID], m[OBSERVATION_TS]].append((kind, m))
+    windows = {}
+    for key, inside in found.items():
+        speeds = [m[SPEED] for kind, m in inside if kind == SPEED]
+        windows[key] = {
+            WINDOW_END: key[1] + SECOND_MS,
+            FLOW_SUM: sum(m[FLOW] for kind, m in inside if kind == FLOW),
+            SPEED_AVG: sum(speeds) / len(speeds),
+            LANES_SEEN: len({m[LANE] for _, m in inside}),
+            NUM_LANES: max(m[NUM_LANES] for _, m in inside),
+            INPUT_COUNT: len(inside),
+        }
+    return windows
+
+
+def consume_updates(
+    bootstrap: str, topic: str, complete: dict[tuple, int], deadline: float
+) -> list[tuple[int, int, dict]]:
+    """(timestamp type, broker timestamp, value) of every update, in the topic's order,
+    until each window of ``complete`` (identity -> input count) had its complete one."""
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([topic])
+    out, waiting = [], dict(complete)
+    try:
+        while waiting and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error():
+                continue
+            value = json.loads(msg.value())
+            out.append((*msg.timestamp(), value))
+            key = identity("tumbling-union", value)
+            if waiting.get(key) == value[INPUT_COUNT]:
+                del waiting[key]
+        # an update after a complete window would be a defect: read what else comes
+        extra_deadline = time.monotonic() + 3
+        while time.monotonic() < extra_deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                out.append((*msg.timestamp(), json.loads(msg.value())))
+    finally:
+        consumer.close()
+    return out
+
+
+@pytest.mark.parametrize("trigger", ["processing-time", "real-time"])
+def test_tumbling_union_writes_each_window_until_complete(kafka_bootstrap, tmp_path, trigger):
+    """Update mode: a window goes out as its inputs arrive, each update carrying the
+    inputs so far (never more, never fewer than before), until one carries them all and
+    equals the tumbling window of the same inputs; its broker times are the inputs'."""
+    job = start_job(kafka_bootstrap, tmp_path, "tumbling-union", "builtin", trigger)
+    try:
+        wait_until_ready(job.process, job.run_dir)
+        t0 = int(time.time()) * SECOND_MS
+        records = inputs(t0)
+        publish_while_running(
+            kafka_bootstrap,
+            job.topics,
+            records,
+            t0,
+            lambda: wait_for_first_batch(
+                job.process, job.run_dir, kafka_bootstrap, job.output, trigger == "real-time"
+            ),
+        )
+        want = union_windows(records)
+        complete = {key: row[INPUT_COUNT] for key, row in want.items()}
+        out = consume_updates(kafka_bootstrap, job.output, complete, time.monotonic() + WAIT_S)
+    finally:
+        job.process.send_signal(signal.SIGTERM)
+        _, stderr = job.process.communicate(timeout=60)
+    assert job.process.returncode == 0, stderr[-3000:]
+
+    assert all(ts_type == TIMESTAMP_LOG_APPEND_TIME for ts_type, _, _ in out)
+    assert all(v[INPUT_TS_LATEST] <= ts for _, ts, v in out), "output before its input"
+    updates: dict[tuple, list[dict]] = collections.defaultdict(list)
+    for _, _, v in out:
+        updates[identity("tumbling-union", v)].append(v)
+    assert updates.keys() == want.keys()
+    for key, written in updates.items():
+        counts = [v[INPUT_COUNT] for v in written]
+        assert counts == sorted(set(counts)), (key, counts)  # growing, never repeated
+        assert counts[-1] == want[key][INPUT_COUNT], (key, counts)
+    assert_rows_equal({key: written[-1] for key, written in updates.items()}, want)
+    stamps = read_inputs(kafka_bootstrap, list(job.topics.values()), len(records) + 1)
+    seconds = collections.defaultdict(list)
+    for ts, value in stamps.values():
+        if value != MALFORMED:
+            m = json.loads(value)
+            seconds[m[LOCATION_ID], m[OBSERVATION_TS]].append(ts)
+    for key, written in updates.items():
+        last = written[-1]
+        assert (last[INPUT_TS_LATEST], last[INPUT_TS_EARLIEST]) == (
+            max(seconds[key]),
+            min(seconds[key]),
+        ), key
+
+
 def test_failing_query_exits_non_zero_with_one_line_error(kafka_bootstrap, unique, tmp_path):
     topics = {SPEED: f"speed-{unique}", FLOW: f"flow-{unique}"}
     create_topics(kafka_bootstrap, [*topics.values(), f"out-{unique}"])
@@ -560,4 +664,4 @@ def test_real_time_mode_refuses_too_few_task_slots(kafka_bootstrap, unique, tmp_
     ]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert result.stderr.startswith("ERROR: real-time mode needs a task slot per input partition")
+    assert result.stderr.startswith("ERROR: real-time mode needs a task slot for every task")

@@ -252,6 +252,19 @@ def test_tumbling_aggregates_lanes_per_location_second(spark):
     assert actual[("B", T0 + 2000)][NUM_LANES] == 3
 
 
+def test_tumbling_union_equals_tumbling_without_the_join(spark):
+    """On a batch every window is whole at once: the union's aggregation gives the
+    tumbling window's outputs, speed and flow of every lane counted, the join skipped."""
+    from pipelines.transforms import ingest, parse, tumbling, tumbling_union
+
+    parsed = parse(ingest(raw_frame(spark, scenario())))
+    union = by_key(tumbling_union(parsed, 1000), LOCATION_ID, WINDOW_START)
+    joined = by_key(tumbling(_joined(spark)), LOCATION_ID, WINDOW_START)
+    assert_rows_equal(union, {key: {k: v for k, v in row.items() if k != "_event_time"}
+                              for key, row in joined.items()})  # fmt: skip
+    assert union[("B", T0 + 2000)][INPUT_COUNT] == 4  # two of three lanes, both kinds
+
+
 def test_custom_tumbling_matches_builtin_on_complete_seconds(spark):
     from pipelines import custom, transforms
 

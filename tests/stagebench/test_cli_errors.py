@@ -86,6 +86,38 @@ def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
     assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(
+    ("stages", "message"),
+    [
+        ("ingest,nope", "unknown stage(s) ['nope']"),
+        ("parse,join@real-time", "join@real-time: Spark's real-time mode cannot run stage 'join'"),
+        ("tumbling-union@continuous", "unknown trigger 'continuous' after @"),
+        ("tumbling,join/custom", "impl 'custom' exists only for"),
+    ],
+)
+def test_suite_bad_stages_are_one_clear_line(tmp_path, stages, message):
+    result = stagebench("suite", "--stages", stages, "--results", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("ERROR: ") and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
+def test_real_time_window_with_too_few_slots_is_refused_before_the_run(tmp_path):
+    """tumbling-union in real-time mode on local[2]: 2 input partitions and 2 shuffle
+    partitions need 4 task slots at once; refused before any topic or directory."""
+    config = tmp_path / "stagebench.toml"
+    config.write_text('[pipeline]\ntrigger = "real-time"\nshuffle_partitions = 2\n')
+    results = tmp_path / "results"
+    result = stagebench(
+        "run", "--stage", "tumbling-union", "--master", "local[2]", "--config", str(config),
+        "--results", str(results), "--bootstrap", "127.0.0.1:1",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("ERROR: real-time mode needs a task slot for every task")
+    assert "= 4, but master local[2] has 2" in result.stderr
+    assert not results.exists()
+
+
 @pytest.mark.integration
 def test_unreachable_bootstrap():
     address = f"127.0.0.1:{free_port()}"

@@ -128,6 +128,37 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.spark
+def test_suite_runs_a_window_at_every_update_in_both_modes(kafka_bootstrap, tmp_path):
+    """tumbling-union in micro-batches and in real-time mode, one suite: each complete and
+    checked, its first updates and complete windows reported, the modes kept apart.
+    local[4]: real-time mode runs its 2 input and 2 shuffle tasks at once."""
+    config = tmp_path / "stagebench.toml"  # 2 shuffle partitions whatever the cores
+    config.write_text("[pipeline]\nshuffle_partitions = 2\n")
+    result = stagebench(
+        "suite", "--stages", "tumbling-union,tumbling-union@real-time", "--no-floor", *SHORT,
+        "--master", "local[4]", "--config", str(config), "--bootstrap", kafka_bootstrap,
+        "--results", str(tmp_path / "results"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    suite_dir = next((tmp_path / "results").glob("*-suite-*"))
+    rows = json.loads((suite_dir / "comparison.json").read_text())["stages"]
+    assert {(r["stage"], r["impl"]) for r in rows} == {
+        ("tumbling-union", "builtin"), ("tumbling-union", "builtin@real-time")
+    }  # fmt: skip
+    for row in rows:
+        summary = assert_complete_run(Path(row["run_dir"]), "tumbling-union", kafka_bootstrap)
+        trigger = "real-time" if row["impl"].endswith("@real-time") else "processing-time"
+        assert summary["config"]["pipeline"]["trigger"] == trigger
+        updates = summary["updates"]
+        assert updates["complete"] == updates["windows"] == summary["records"]["expected"]
+        assert updates["first_carried_outside"] == 0 and updates["never_complete"] == 0
+        assert row["first_update_p50"] == updates["first_update_ms"]["p50"]
+        assert row["updates_per_window"] >= 1
+    assert "first update p50" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spark
 def test_run_custom_sliding(kafka_bootstrap, tmp_path):
     result = stagebench(
         "run", "--stage", "sliding", "--impl", "custom", *SHORT,

@@ -12,7 +12,7 @@ from ground.errors import StagebenchError
 from stagebench import suite
 from stagebench.commands.compare import ladder_runs
 from stagebench.console import Console
-from stagebench.settings import RunConfig
+from stagebench.settings import RunConfig, Settings
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
 
@@ -145,3 +145,68 @@ def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
     # run directories one by one: independent runs, no rounds
     assert ladder_runs(run_dirs) == (run_dirs, None)
     assert compare(run_dirs).rows[2].increment_p50_method == "welch"
+
+
+def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatch, tmp_path):
+    """``tumbling-union@real-time`` runs tumbling-union with [pipeline] trigger real-time
+    (the others keep theirs), and the table keeps its row apart, over parse."""
+    triggers = []
+
+    def execute(run, settings, console):
+        trigger = settings.section("pipeline").get("trigger", "processing-time")
+        triggers.append((run.stage, trigger))
+        run_dir = tmp_path / f"run{len(triggers)}"
+        run_dir.mkdir()
+        value = {"parse": 30.0, "tumbling-union": 500.0}[run.stage] / (
+            10 if trigger == "real-time" else 1
+        )
+        summary = {
+            "schema_version": SCHEMA_VERSION,
+            "run": {"stage": run.stage, "impl": run.impl},
+            "config": {"pipeline": {"trigger": trigger}},
+            "latency_ms": {"p50": value, "p95": value, "p99": value},
+            "confidence": None, "records": {"missing": 0}, "trusted": True,
+            "warnings": [], "steady_state": None, "machine": None,
+            "updates": {"first_update_ms": {"p50": 5.0, "p99": 9.0},
+                        "per_window": {"mean": 3.0}} if run.stage != "parse" else None,
+        }  # fmt: skip
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        return SimpleNamespace(run_dir=run_dir, summary=summary)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    stages = [("parse", "builtin"), ("tumbling-union", "builtin"),
+              ("tumbling-union@real-time", "builtin")]  # fmt: skip
+    settings = Settings({"pipeline": {"shuffle_partitions": 1}}, {})
+    result = suite.run_suite(
+        stages, 1, RunConfig(results_dir=str(tmp_path)), settings, Console(io.StringIO())
+    )
+    assert sorted(triggers) == [("parse", "processing-time"),
+                                ("tumbling-union", "processing-time"),
+                                ("tumbling-union", "real-time")]  # fmt: skip
+    rows = {(r.stage, r.impl): r for r in result.comparison.rows}
+    assert rows.keys() == {("parse", "builtin"), ("tumbling-union", "builtin"),
+                           ("tumbling-union", "builtin@real-time")}  # fmt: skip
+    real_time = rows["tumbling-union", "builtin@real-time"]
+    assert real_time.p50 == 50.0 and real_time.increment_over == "parse/builtin"
+    assert real_time.first_update_p50 == 5.0 and real_time.updates_per_window == 3.0
+    assert rows["tumbling-union", "builtin"].increment_p50 == 470.0
+    md = (result.suite_dir / "comparison.md").read_text()
+    assert "tumbling-union/builtin@real-time: first update p50 5" in md
+
+
+def test_split_trigger_reads_the_mode_after_the_at():
+    assert suite.split_trigger("tumbling-union@real-time") == ("tumbling-union", "real-time")
+    assert suite.split_trigger("join") == ("join", None)
+
+
+def test_stages_name_their_implementation_and_mode():
+    from stagebench.commands.suite import entries
+
+    assert entries("join,tumbling,tumbling/custom,tumbling-union@real-time", "builtin") == [
+        ("join", "builtin"), ("tumbling", "builtin"), ("tumbling", "custom"),
+        ("tumbling-union@real-time", "builtin"),
+    ]  # fmt: skip
+    # --impl custom: the windows' custom implementation, Spark's own for the others
+    assert entries("join,sliding,tumbling/builtin", "custom") == [
+        ("join", "builtin"), ("sliding", "custom"), ("tumbling", "builtin"),
+    ]  # fmt: skip
