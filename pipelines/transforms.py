@@ -149,10 +149,12 @@ def join(parsed: DataFrame, watermark_delay_ms: int, range_ms: int = 0) -> DataF
     )
 
 
-def tumbling(joined: DataFrame) -> DataFrame:
-    """1 s event-time tumbling window per location: flow sum, mean speed, lanes seen."""
+def _location_seconds(rows: DataFrame) -> DataFrame:
+    """Per location and 1 s window of ``rows``' event time: the flow sum, mean speed,
+    lanes seen, num_lanes and the carried input times and count, with the window as
+    ``_w`` (the tumbling window's outputs, from joined pairs or from the inputs)."""
     window = F.window(F.col(EVENT_TIME), "1 second")
-    agg = joined.groupBy(F.col(LOCATION_ID), window.alias("_w")).agg(
+    agg = rows.groupBy(F.col(LOCATION_ID), window.alias("_w")).agg(
         F.sum(FLOW).alias(FLOW_SUM),
         F.avg(SPEED).alias(SPEED_AVG),
         F.size(F.collect_set(LANE)).alias(LANES_SEEN),
@@ -170,8 +172,14 @@ def tumbling(joined: DataFrame) -> DataFrame:
         LANES_SEEN,
         NUM_LANES,
         *TIMES,
-        F.window_time(F.col("_w")).alias(EVENT_TIME),
+        "_w",
     )
+
+
+def tumbling(joined: DataFrame) -> DataFrame:
+    """1 s event-time tumbling window per location: flow sum, mean speed, lanes seen."""
+    seconds = _location_seconds(joined)
+    return seconds.withColumn(EVENT_TIME, F.window_time(F.col("_w"))).drop("_w")
 
 
 def tumbling_union(parsed: DataFrame, watermark_delay_ms: int) -> DataFrame:
@@ -187,26 +195,7 @@ def tumbling_union(parsed: DataFrame, watermark_delay_ms: int) -> DataFrame:
     """
     timed = parsed.withColumn(EVENT_TIME, F.timestamp_millis(F.col(OBSERVATION_TS)))
     timed = timed.withWatermark(EVENT_TIME, _ms(watermark_delay_ms))
-    window = F.window(F.col(EVENT_TIME), "1 second")
-    agg = timed.groupBy(F.col(LOCATION_ID), window.alias("_w")).agg(
-        F.sum(FLOW).alias(FLOW_SUM),
-        F.avg(SPEED).alias(SPEED_AVG),
-        F.size(F.collect_set(LANE)).alias(LANES_SEEN),
-        F.max(NUM_LANES).alias(NUM_LANES),
-        F.max(INPUT_TS_LATEST).alias(INPUT_TS_LATEST),
-        F.min(INPUT_TS_EARLIEST).alias(INPUT_TS_EARLIEST),
-        F.sum(INPUT_COUNT).alias(INPUT_COUNT),
-    )
-    return agg.select(
-        LOCATION_ID,
-        F.unix_millis(F.col("_w.start")).alias(WINDOW_START),
-        F.unix_millis(F.col("_w.end")).alias(WINDOW_END),
-        FLOW_SUM,
-        SPEED_AVG,
-        LANES_SEEN,
-        NUM_LANES,
-        *TIMES,
-    )
+    return _location_seconds(timed).drop("_w")
 
 
 def _change(now: Column, then: Column) -> Column:
