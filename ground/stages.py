@@ -25,8 +25,6 @@ IMPLS: Final[tuple[Impl, ...]] = ("builtin", "custom")
 @dataclass(frozen=True)
 class Stage:
     name: str
-    order: int
-    """Position on the ladder, from 0 (the floor)."""
     does: str
     """One line for help texts and reports."""
     spark: bool
@@ -68,26 +66,26 @@ _RECORD_ID = (c.SOURCE_TOPIC, c.SOURCE_PARTITION, c.SOURCE_OFFSET)
 _WINDOW_ID = (c.LOCATION_ID, c.WINDOW_START)
 
 LADDER: Final[tuple[Stage, ...]] = (
-    Stage("floor", 0, "copy every record with a minimal Kafka consumer and producer (no Spark)",
+    Stage("floor", "copy every record with a minimal Kafka consumer and producer (no Spark)",
           spark=False, raw=True, stateful=False, window=False, custom=False, real_time=False,
           identity=_RECORD_ID, builds_on=None),
-    Stage("ingest", 1, "read the speed and flow topics, write every record back unchanged",
+    Stage("ingest", "read the speed and flow topics, write every record back unchanged",
           spark=True, raw=True, stateful=False, window=False, custom=False, real_time=True,
           identity=_RECORD_ID, builds_on="floor"),
-    Stage("parse", 2, "parse the JSON values into typed columns",
+    Stage("parse", "parse the JSON values into typed columns",
           spark=True, raw=False, stateful=False, window=False, custom=False, real_time=True,
           identity=_RECORD_ID, builds_on="ingest"),
-    Stage("join", 3, "inner join of speed and flow of one location, lane and minute",
+    Stage("join", "inner join of speed and flow of one location, lane and minute",
           spark=True, raw=False, stateful=True, window=False, custom=False, real_time=False,
           identity=(c.LOCATION_ID, c.LANE, c.OBSERVATION_TS), builds_on="parse"),
-    Stage("tumbling", 4, "1 s tumbling window per location: flow sum, mean speed, lanes",
+    Stage("tumbling", "1 s tumbling window per location: flow sum, mean speed, lanes",
           spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
           identity=_WINDOW_ID, builds_on="join"),
-    Stage("tumbling-union", 5, "the tumbling window aggregated over the union of speed and "
+    Stage("tumbling-union", "the tumbling window aggregated over the union of speed and "
           "flow, without the join, written at every update (real-time mode can run it)",
           spark=True, raw=False, stateful=True, window=True, custom=False, real_time=True,
           identity=_WINDOW_ID, builds_on="parse", updates=True, variant_of="tumbling"),
-    Stage("sliding", 6, "sliding window over the tumbling output: relative changes",
+    Stage("sliding", "sliding window over the tumbling output: relative changes",
           spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
           identity=_WINDOW_ID, builds_on="tumbling"),
 )  # fmt: skip
