@@ -10,6 +10,12 @@ moves its watermark only between micro-batches, so an input as late as the delay
 dropped only when that newer input fell in an earlier batch: the count at or past the
 delay bounds the drops from above, the engine's own count is the drops.
 
+A join holds each side to its own watermark and the query to the older of the two
+(Spark's default ``min`` policy), so what drops a join's input is its lateness behind
+the newer inputs of its own topic (``within_topic``); a window over the union of
+both topics (tumbling-union) has one watermark, and the lateness behind either
+topic's inputs counts.
+
 Inputs appended in the same broker millisecond are not before one another (one clock
 cannot order them), and an input with no valid observation time (malformed) has none.
 """
@@ -21,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.expected import valid_mask
-from evaluator.reader import TIMESTAMP
+from evaluator.reader import TIMESTAMP, TOPIC
 from ground import contract as s
 
 QUANTILES = {"p50_ms": 50.0, "p99_ms": 99.0, "p99_9_ms": 99.9}
@@ -60,6 +66,25 @@ def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any]
     behind, before = behind_ms(
         valid[TIMESTAMP].to_numpy(np.int64), valid[s.OBSERVATION_TS].to_numpy(np.int64)
     )
+    return {
+        **_section(behind, before, delay_ms),
+        "watermark_delay_ms": delay_ms,
+        "within_topic": {
+            str(topic): _section(
+                *behind_ms(
+                    group[TIMESTAMP].to_numpy(np.int64),
+                    group[s.OBSERVATION_TS].to_numpy(np.int64),
+                ),
+                delay_ms,
+            )
+            for topic, group in (
+                valid.groupby(TOPIC, observed=True) if TOPIC in valid.columns else ()
+            )
+        },
+    }
+
+
+def _section(behind: np.ndarray, before: np.ndarray, delay_ms: int | None) -> dict[str, Any]:
     late = np.maximum(behind, 0)
     # a watermark of delay d drops an input d or more behind one appended before it
     past = None if delay_ms is None else int((before & (behind >= delay_ms)).sum())
@@ -68,7 +93,6 @@ def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any]
         "late": int((late > 0).sum()),
         **{key: float(np.percentile(late, q)) for key, q in QUANTILES.items()},
         "max_ms": int(late.max()),
-        "watermark_delay_ms": delay_ms,
         "at_or_past_delay": past,
     }
 

@@ -245,6 +245,10 @@ def _lateness(section: dict[str, Any]) -> str:
             f"; {section['at_or_past_delay']:,} at or past the watermark delay "
             f"({format_exact(section['watermark_delay_ms'])} ms)"
         )
+    if within := section.get("within_topic"):
+        text += "; behind the newest of its own topic at most " + ", ".join(
+            f"{format_exact(t['max_ms'])} ms ({topic})" for topic, t in within.items()
+        )
     if (dropped := section.get("dropped_by_watermark")) is not None:
         text += f"; Spark dropped {sum(dropped.values()):,} rows as later than the watermark"
     return text

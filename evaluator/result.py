@@ -356,12 +356,15 @@ class Summary:
     input_lateness: Section | None = field(
         metadata=key_doc(
             "inputs, late, p50_ms, p99_ms, p99_9_ms, max_ms, watermark_delay_ms, "
-            "at_or_past_delay, dropped_by_watermark: a join's or window's valid inputs and how "
-            "far each one's observation time lies behind the newest one the broker appended "
-            "before it (event-time ms, evaluator.lateness), how many were at or past the "
-            "run's watermark delay, and the rows Spark's stateful operators dropped as later "
-            "than the watermark, per operator (from engine_progress.jsonl; null: not "
-            "recorded); null for the stages without a watermark and with the Spark engine"
+            "at_or_past_delay, within_topic, dropped_by_watermark: a join's or window's valid "
+            "inputs and how far each one's observation time lies behind the newest one the "
+            "broker appended before it (event-time ms, evaluator.lateness), how many were at "
+            "or past the run's watermark delay, the same per input topic behind the newest "
+            "of that topic (within_topic {topic: {inputs, late, p50_ms … max_ms, "
+            "at_or_past_delay}}: what a join's watermark sees), and the rows Spark's stateful "
+            "operators dropped as later than the watermark, per operator (from "
+            "engine_progress.jsonl; null: not recorded); null for the stages without a "
+            "watermark and with the Spark engine"
         )
     )
     updates: Section | None = field(
@@ -378,7 +381,10 @@ class Summary:
     )
     warmup: Section | None = field(
         metadata=key_doc(
-            "mode, seconds, settled, max_s, window_s: the warm-up before the measured period"
+            "mode, seconds, settled, min_s, max_s, window_s, windows, tolerance, application "
+            "{shared, age_s, warmed_up}: the warm-up before the measured period, and in a "
+            "suite whether the run's query ran in its shared Spark application (age_s: the "
+            "application's seconds when the warm-up began) and what warmed that up"
         )
     )
     machine: Section | None = field(

@@ -38,6 +38,18 @@ READY: Final = "pipeline.ready"
 """Created by the job once its query runs and its source is initialised."""
 PROGRESS: Final = "engine_progress.jsonl"
 """Spark's StreamingQueryListener events, one JSON object a line."""
+STOPPED: Final = "pipeline.stopped"
+"""Created by a shared application (:mod:`pipelines.server`) once it has stopped the
+run's query."""
+FAILED: Final = "pipeline.failed"
+"""The error of a run's query that failed in a shared application."""
+
+# a shared Spark application's directory (a suite's ``application/``)
+APPLICATION: Final = "application"
+APPLICATION_CONF: Final = "application.json"
+APPLICATION_LOG: Final = "application.log"
+APPLICATION_READY: Final = "application.ready"
+"""Created by the application, holding its id, once its Spark session runs."""
 
 # the evaluator's
 SUMMARY: Final = "summary.json"

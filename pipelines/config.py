@@ -8,7 +8,7 @@ what produced it; :meth:`PipelineConfig.spark_conf` turns them into Spark conf.
 import dataclasses
 import os
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from ground.config import require
 from ground.errors import ConfigError
@@ -21,16 +21,17 @@ LOCAL_CHECKPOINT_CONF = {
         "org.apache.spark.sql.execution.streaming.checkpointing."
         "FileSystemBasedCheckpointFileManager"
     ),
-    "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
 }
 """Spark conf for a checkpoint on the local file system. Without Hadoop's native library,
 which PySpark does not ship, Spark's default checkpoint manager forks ``readlink`` and
 ``chmod`` for every offset and commit file it renames into place, and the checksummed
 file system doubles the files: on a 2-core machine the offset and commit writes took
-66 and 71 ms of each 210 ms ingest micro-batch, and its p50 was 233 ms. The plain file
+66 and 71 ms of each 210 ms ingest micro-batch, and its p50 was 233 ms. The file
 system's manager renames with rename(2), as atomic on a local disk, and forks one
-``chmod`` per file: 8 and 8 ms of 78, p50 101 ms. Not applied to a checkpoint with a
-scheme (``hdfs://``, ``s3a://``), whose file system has its own costs."""
+``chmod`` per file: on Hadoop's raw local file system 8 and 8 ms of 78, p50 101 ms;
+the local file system with its checksums off (:func:`pipelines.job.plain_local_files`)
+writes the same files. Not applied to a checkpoint with a scheme (``hdfs://``,
+``s3a://``), whose file system has its own costs."""
 
 
 TRIGGERS = ("processing-time", "real-time")
@@ -88,10 +89,13 @@ class PipelineConfig:
         metadata={"help": "spark.sql.shuffle.partitions", "default": "number of cores"},
     )
     watermark_delay_ms: int = dataclasses.field(
-        default=1000,
+        default=500,
         metadata={
-            "help": "allowed lateness of event time (observation_ts); built-in windows "
-            "close this late"
+            "help": "allowed lateness of event time (observation_ts) of the join and the "
+            "windows: an input this far or further behind the newest of its own topic "
+            "(of either topic, for tumbling-union) may be dropped; observation times are "
+            "whole seconds, so 1 to 999 ms close every window at the same micro-batch "
+            "(docs/method.md#watermark)"
         },
     )
     join_range_ms: int = dataclasses.field(
@@ -231,6 +235,20 @@ class PipelineConfig:
             f"use e.g. --master local[{needed}]"
         )
 
+    @property
+    def local_checkpoint(self) -> bool:
+        """The checkpoint is on the local file system (no scheme, or ``file:``)."""
+        return "://" not in self.checkpoint_dir or self.checkpoint_dir.startswith("file:")
+
+    def application_conf(self) -> dict[str, Any]:
+        """What a shared Spark application (:mod:`pipelines.server`) must have been started
+        with to run this query: the master and every Spark setting, so that a query runs
+        there exactly as in a job of its own."""
+        return {
+            "master": self.master,
+            "spark_conf": dict(sorted(self.spark_conf_effective().items())),
+        }
+
     def spark_conf_effective(self) -> dict[str, str]:
         """The Spark conf this pipeline needs, with ``spark_conf`` overrides applied last."""
         conf = {
@@ -245,7 +263,7 @@ class PipelineConfig:
             # drain after the input stops within a second (stagebench.engine.drained)
             "spark.sql.streaming.noDataProgressEventInterval": "1000",
         }
-        if "://" not in self.checkpoint_dir or self.checkpoint_dir.startswith("file:"):
+        if self.local_checkpoint:
             conf.update(LOCAL_CHECKPOINT_CONF)
         conf.update(self.spark_conf)
         if self.jit_threshold_scaling != 1:

@@ -78,14 +78,14 @@ def start(spark: Any, config: PipelineConfig) -> Any:
     try:
         return kafka_writer(build(read_inputs(spark, config), config), config).start()
     except PySparkException as err:
-        raise SparkError(f"could not start the {config.stage} query: {_first_line(err)}") from err
+        raise SparkError(f"could not start the {config.stage} query: {first_line(err)}") from err
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
     return (str(err).strip().splitlines() or [type(err).__name__])[0]
 
 
-def _ready(query: Any, real_time: bool) -> bool:
+def ready(query: Any, real_time: bool) -> bool:
     """Micro-batches: the first batch completed or the source waits for data.
 
     Real-time mode runs one long batch (until its checkpoint interval), so there it is
@@ -109,6 +109,38 @@ def check_real_time_slots(config: PipelineConfig) -> None:
     )
 
 
+def prepare(config: PipelineConfig, run_dir: Path, resume: bool = False) -> None:
+    """Refuse a used run directory or checkpoint (unless ``resume``) and real-time mode
+    with too few task slots, before a query starts."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint = Path(config.checkpoint_dir)
+    if not resume and (run_dir / rundir.PROGRESS).exists():
+        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
+    if not resume and checkpoint.exists() and any(checkpoint.iterdir()):
+        raise ConfigError(f"checkpoint directory {checkpoint} is not empty; use a fresh one")
+    check_real_time_slots(config)
+
+
+def plain_local_files(spark: Any) -> None:
+    """Turn checksums off on this JVM's local file system, where a local checkpoint goes.
+
+    Hadoop's local file system writes a ``.crc`` file beside every file, one more file
+    (and one more forked ``chmod``) per offset, commit and state file. Its raw file
+    system writes none, but cannot be made the ``file:`` scheme's: RocksDB's state
+    store uploads its snapshots through ``FileSystem.getLocal``, which casts to the
+    checksummed class, so every upload fails, and after some minutes a commit fails
+    with them. So the one cached instance that ``file:`` paths resolve to in
+    this JVM (the driver's, and in local mode the executor's) is told to skip
+    checksums; executors of a cluster keep them.
+    """
+    jvm = spark.sparkContext._jvm
+    local = jvm.org.apache.hadoop.fs.FileSystem.getLocal(
+        spark.sparkContext._jsc.hadoopConfiguration()
+    )
+    local.setWriteChecksum(False)
+    local.setVerifyChecksum(False)
+
+
 def run(
     config: PipelineConfig,
     run_dir: Path,
@@ -121,33 +153,29 @@ def run(
     ``resume``: the query continues from the run's checkpoint (its offsets and state),
     as after an engine restart; otherwise a used run directory or checkpoint is refused.
     """
-    run_dir.mkdir(parents=True, exist_ok=True)
-    checkpoint = Path(config.checkpoint_dir)
-    if not resume and (run_dir / rundir.PROGRESS).exists():
-        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
-    if not resume and checkpoint.exists() and any(checkpoint.iterdir()):
-        raise ConfigError(f"checkpoint directory {checkpoint} is not empty; use a fresh one")
-    check_real_time_slots(config)
+    prepare(config, run_dir, resume)
     conf = config.spark_conf_effective()
 
     spark = build_session(f"stagebench-{config.stage}-{config.impl}", config.master, conf)
+    if config.local_checkpoint:
+        plain_local_files(spark)
     spark.streams.addListener(ProgressWriter(run_dir / rundir.PROGRESS))
     query = None
     try:
         query = start(spark, config)
         log.info("query %s started: stage %s, impl %s", query.id, config.stage, config.impl)
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        ready = run_dir / rundir.READY
+        ready_file = run_dir / rundir.READY
         while not stop.is_set():
             if query.awaitTermination(POLL_S):
                 raise SparkError(f"the {config.stage} query stopped by itself")
-            if not ready.exists() and _ready(query, config.trigger == "real-time"):
+            if not ready_file.exists() and ready(query, config.trigger == "real-time"):
                 # the application id names this job's executors (a worker-loss fault)
-                ready.write_text(spark.sparkContext.applicationId + "\n")
+                ready_file.write_text(spark.sparkContext.applicationId + "\n")
             if deadline is not None and time.monotonic() >= deadline:
                 break
     except StreamingQueryException as err:
-        raise SparkError(f"the {config.stage} query failed: {_first_line(err)}") from err
+        raise SparkError(f"the {config.stage} query failed: {first_line(err)}") from err
     finally:
         if query is not None and query.isActive:
             query.stop()

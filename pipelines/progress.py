@@ -22,16 +22,38 @@ log = logging.getLogger(__name__)
 
 
 class ProgressWriter(StreamingQueryListener):
-    """Appends every listener event of this Spark session to a JSON-lines file."""
+    """Appends the listener events of this Spark session to JSON-lines files: every
+    event to one file, or (a shared application's) each query's to the file registered
+    under its name (:meth:`route`); events of an unregistered query are dropped."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         self.path = path
+        self._by_name: dict[str, Path] = {}
+        self._by_id: dict[str, Path] = {}
         self._lock = threading.Lock()
+
+    def route(self, query_name: str, path: Path) -> None:
+        """Write the events of the query named ``query_name`` to ``path``."""
+        with self._lock:
+            self._by_name[query_name] = path
+
+    def _target(self, body: dict[str, Any]) -> Path | None:
+        if self.path is not None:
+            return self.path
+        query_id, name = body.get("id"), body.get("name")
+        # the started event comes first and names the query; idle and terminated events
+        # carry only its id
+        if name in self._by_name and query_id:
+            self._by_id[query_id] = self._by_name[name]
+        return self._by_id.get(query_id) if query_id else None
 
     def _write(self, event: str, body: dict[str, Any]) -> None:
         line = json.dumps({"event": event, "time_ms": int(time.time() * 1000), **body})
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
+        with self._lock:
+            if (path := self._target(body)) is None:
+                return
+            with path.open("a", encoding="utf-8") as out:
+                out.write(line + "\n")
 
     def onQueryStarted(self, event: Any) -> None:
         self._write(

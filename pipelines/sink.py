@@ -33,12 +33,18 @@ def output_value(result: DataFrame, run_id: str) -> DataFrame:
     return result.select(key.alias("key"), body.alias("value"))
 
 
+def query_name(config: PipelineConfig) -> str:
+    """The streaming query's name: unique per run, so a shared application's listener
+    routes each query's events to its run (:class:`pipelines.progress.ProgressWriter`)."""
+    return f"stagebench-{config.stage}-{config.impl}-{config.run_id}"
+
+
 def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
     """A Kafka sink writer for ``result`` with the configured trigger and output mode."""
     writer = (
         output_value(result, config.run_id)
         .writeStream.format("kafka")
-        .queryName(f"stagebench-{config.stage}-{config.impl}-{config.run_id}")
+        .queryName(query_name(config))
         .option("kafka.bootstrap.servers", config.bootstrap)
         .option("kafka.linger.ms", PRODUCER_LINGER_MS)
         # ingest embeds its input: a 1 MiB input (faulty-event) makes a larger output,

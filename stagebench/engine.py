@@ -6,6 +6,8 @@ run directory and starts ``python -m pipelines.job --config …`` (the floor:
 which stops the job in order).
 The job's standard input is a pipe from the runner: when the runner dies, even
 by SIGKILL, the pipe closes and the job stops itself (``--parent-watch``).
+In a suite, a Spark run's query runs instead in the suite's shared application
+(:mod:`stagebench.application`), which the engine sends its start and stop.
 """
 
 import json
@@ -23,8 +25,12 @@ from ground.config import as_dict
 from ground.errors import ConfigError, SparkError
 from ground.stages import stage
 from pipelines.config import PipelineConfig
+from stagebench.application import Application, last_error
 
 POLL_S = 0.5
+QUERY_STOP_S = 60.0
+"""The least wait for a query in a shared application to stop before the application
+is stopped with it."""
 REAL_TIME_DRAIN_S = 5.0
 """Real-time mode reports progress only at its checkpoint interval; its latency is
 milliseconds, so a short pause lets the last records through."""
@@ -42,14 +48,21 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
 
 
 class Engine:
-    """The job of one run (the Spark pipeline, or the floor), as a child process."""
+    """The job of one run (the Spark pipeline, or the floor): a child process, or a
+    query in a shared ``application``."""
 
-    def __init__(self, run_dir: Path, config: PipelineConfig):
-        self.dir, self.config = run_dir, config
+    def __init__(
+        self, run_dir: Path, config: PipelineConfig, application: Application | None = None
+    ):
+        self.dir, self.config, self.application = run_dir, config, application
         self.proc: subprocess.Popen | None = None
+        self.sent = False
+        """A shared application was sent this run's query."""
 
     @property
     def pid(self) -> int | None:
+        if self.application is not None:
+            return self.application.pid
         return self.proc.pid if self.proc else None
 
     @property
@@ -78,15 +91,13 @@ class Engine:
             (self.dir / rundir.READY).unlink(missing_ok=True)
         else:
             write_pipeline_config(self.dir, self.config)
-        module = "pipelines.job" if stage(self.config.stage).spark else "pipelines.floor"
-        cmd = [sys.executable, "-m", module, "--config", str(config_file),
-               "--run-dir", str(self.dir), "--parent-watch",
-               *(["--resume"] if resume else [])]  # fmt: skip
-        with open(self.dir / rundir.PIPELINE_LOG, "ab") as out:
-            self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
-                start_new_session=True,  # Ctrl-C reaches the runner; it stops the job in order
-            )  # fmt: skip
+        if self.application is not None:
+            if resume:
+                raise SparkError("a query in a shared application cannot be restarted")
+            self.application.send({"start": str(config_file)})
+            self.sent = True
+        else:
+            self._spawn(config_file, resume)
         ready = self.dir / rundir.READY
         began = time.monotonic()
         while not ready.exists():
@@ -99,23 +110,43 @@ class Engine:
             if waited > ready_timeout_s:
                 raise SparkError(
                     f"the Spark job was not running after {ready_timeout_s:g} s; "
-                    f"see {self.dir / rundir.PIPELINE_LOG}"
+                    f"see {self.log_file()}"
                 )
             update(waited, "")
             time.sleep(POLL_S)
         if on_started is not None:  # the floor writes no query events
             on_started()
 
+    def _spawn(self, config_file: Path, resume: bool) -> None:
+        module = "pipelines.job" if stage(self.config.stage).spark else "pipelines.floor"
+        cmd = [sys.executable, "-m", module, "--config", str(config_file),
+               "--run-dir", str(self.dir), "--parent-watch",
+               *(["--resume"] if resume else [])]  # fmt: skip
+        with open(self.dir / rundir.PIPELINE_LOG, "ab") as out:
+            self.proc = subprocess.Popen(
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                start_new_session=True,  # Ctrl-C reaches the runner; it stops the job in order
+            )  # fmt: skip
+
     def _query_started(self) -> bool:
         progress = self.dir / rundir.PROGRESS
         return progress.exists() and '"event": "started"' in progress.read_text()
 
     def check(self) -> None:
-        """SparkError when the job has exited."""
+        """SparkError when the job has exited (in a shared application: when its query
+        failed or the application exited)."""
+        if self.application is not None:
+            self.application.check()
+            failed = self.dir / rundir.FAILED
+            if failed.exists():
+                raise SparkError(
+                    f"the Spark query failed: {failed.read_text().strip()} (log: {self.log_file()})"
+                )
+            return
         if self.proc is not None and self.proc.poll() is not None:
             raise SparkError(
                 f"the Spark job exited with code {self.proc.returncode}: "
-                f"{_last_error(self.dir / rundir.PIPELINE_LOG)}"
+                f"{last_error(self.dir / rundir.PIPELINE_LOG)}"
             )
 
     def drain(self, timeout_s: float, health: Callable[[], None]) -> bool:
@@ -135,13 +166,20 @@ class Engine:
 
     def kill(self) -> None:
         """SIGKILL the job's whole process group (driver, JVM, Python workers): a crash."""
+        if self.application is not None:
+            raise SparkError("a query in a shared application cannot be killed alone")
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
     def stop(self, timeout_s: float) -> None:
-        """SIGTERM, then SIGKILL to the job's whole process group after ``timeout_s``."""
+        """SIGTERM, then SIGKILL to the job's whole process group after ``timeout_s``; in
+        a shared application: stop the query, and the application if it does not stop
+        within ``timeout_s``."""
+        if self.application is not None:
+            self._stop_query(self.application, timeout_s)
+            return
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGTERM)
@@ -150,6 +188,28 @@ class Engine:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+
+    def _stop_query(self, application: Application, timeout_s: float) -> None:
+        """Stop the query; one that does not stop takes its application with it (the
+        next runs get jobs of their own instead of sharing the machine with it)."""
+        if not self.sent or (self.dir / rundir.FAILED).exists() or not application.running:
+            return
+        try:
+            application.send({"stop": str(self.dir)})
+        except SparkError:
+            return  # the application is gone, and the query with it
+        deadline = time.monotonic() + max(timeout_s, QUERY_STOP_S)
+        while not (self.dir / rundir.STOPPED).exists() and application.running:
+            if time.monotonic() > deadline:
+                application.close(0)
+                return
+            time.sleep(POLL_S / 5)
+
+    def log_file(self) -> Path:
+        """Where the job's output goes: its own log, or its shared application's."""
+        if self.application is not None:
+            return self.application.dir / rundir.APPLICATION_LOG
+        return self.dir / rundir.PIPELINE_LOG
 
 
 def progress_events(progress: Path) -> Iterator[dict[str, Any]]:
@@ -177,11 +237,3 @@ def drained(progress: Path, since_ms: int) -> bool:
             if empty >= 2:
                 return True
     return False
-
-
-def _last_error(log_file: Path) -> str:
-    if not log_file.exists():
-        return "no log"
-    lines = [ln for ln in log_file.read_text(errors="replace").splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("ERROR")]
-    return (errors or lines or ["no output"])[-1][:500] + f" (log: {log_file})"

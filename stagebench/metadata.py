@@ -63,12 +63,25 @@ def versions(kafka: str | None = KAFKA_VERSION) -> dict[str, str | None]:
     }
 
 
+def processor() -> str:
+    """The processor's model name ("AMD EPYC 7B13"), as Linux reports it; elsewhere what
+    Python's platform module knows (often only the architecture)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> dict[str, object]:
     memory = psutil.virtual_memory().total
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
+        "processor": processor(),
         "cores": os.cpu_count(),
         "memory_gb": round(memory / 1024**3, 1),
         "python_executable": sys.executable,

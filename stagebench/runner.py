@@ -47,6 +47,7 @@ from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
 from publisher.workload import workload
 from stagebench import html_report, pace, resources
+from stagebench.application import Application
 from stagebench.broker_clock import BrokerClock
 from stagebench.console import Console
 from stagebench.engine import Engine, progress_events
@@ -78,14 +79,21 @@ def run_dir_name(stage: str, run_id: str, now: datetime | None = None) -> str:
     return rundir.dir_name(stage, run_id, now)
 
 
-def execute(run: RunConfig, settings: Settings, console: Console | None = None) -> RunResult:
-    """Run one stage end to end; the run directory and its summary."""
+def execute(
+    run: RunConfig,
+    settings: Settings,
+    console: Console | None = None,
+    application: Application | None = None,
+) -> RunResult:
+    """Run one stage end to end; the run directory and its summary. ``application``: a
+    suite's shared Spark application, which runs the query when it can
+    (:meth:`Application.accepts`) and no fault is injected."""
     console = console or Console()
     validate(run, settings)  # before a broker is started for settings that cannot run
     bootstrap = resolve(run.bootstrap)
     run_id = new_run_id()
     run_dir = Path(run.results_dir) / run_dir_name(run.stage, run_id)
-    prepared = Run(run, settings, bootstrap, run_id, run_dir, console)  # validates everything
+    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application)
     run_dir.mkdir(parents=True)
     return prepared.execute()
 
@@ -101,6 +109,7 @@ class Run:
         run_id: str,
         run_dir: Path,
         console: Console,
+        application: Application | None = None,
     ):
         self.run, self.bootstrap, self.run_id, self.dir = run, bootstrap, run_id, run_dir
         self.console = console
@@ -109,7 +118,19 @@ class Run:
         self.settings = settings
         # every configuration is built and validated before anything starts
         self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
-        self.engine = Engine(run_dir, self.config.pipeline)
+        pipeline = self.config.pipeline
+        shared = (
+            stage(run.stage).spark
+            and application is not None
+            and application.running  # else gone with a query that would not stop
+            and not run.fault
+            and application.accepts(pipeline)
+        )
+        self.application = application if shared else None
+        # what warmed up the JIT (and the broker) before this run: the suite's
+        # application, warmed up once
+        self.warmed_up = application.warmed_up if application is not None else None
+        self.engine = Engine(run_dir, pipeline, self.application)
         self.publisher = PublisherThread(bootstrap, self.config.publisher)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
@@ -127,6 +148,7 @@ class Run:
         self.warmup: dict[str, Any] = {}
         self.warnings: list[str] = []
         self.pace_before_ms: float | None = None
+        self.warm_up_began = time.monotonic()
         self.injector = FaultInjector(
             run, bootstrap, console, self.engine, self.health, self.clock, self._wait
         )
@@ -161,7 +183,8 @@ class Run:
                 self._start_publisher()
                 self._wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
                 self._start_pipeline()
-                self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None}
+                self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None,
+                               **self._application()}  # fmt: skip
             else:
                 self._start_pipeline()
                 self._start_publisher()
@@ -175,8 +198,9 @@ class Run:
             else:
                 self._wait(run.duration_s, "measuring")
             self.marks["end_ms"] = self.clock.mark("end of the measured period")
-            say(f"measured period over; publishing a {run.tail_s:g} s tail so windows close")
-            self._wait(run.tail_s, "tail")
+            if tail := run.published_tail_s:
+                say(f"measured period over; publishing a {tail:g} s tail so windows close")
+                self._wait(tail, "tail")
             self.publisher.stop()
             self.publisher.join(self.health.check, self._warn)
             self._drain()
@@ -209,20 +233,25 @@ class Run:
     def _warm_up(self) -> None:
         """Publish at the rate until the job is warm: fixed seconds, or until settled."""
         run = self.run
-        began = time.monotonic()
+        began = self.warm_up_began = time.monotonic()
         lead_in_s = self.config.publisher.lead_in_s
         lead_in = {"lead_in_s": lead_in_s} if lead_in_s else {}
         if run.warmup_s != "auto":
             self._wait(float(run.warmup_s), "warming up")
             self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
-                           **lead_in}  # fmt: skip
+                           **lead_in, **self._application()}  # fmt: skip
             if not run.warmup_s:
                 self._warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
         self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
         settled = False
-        shortest = run.shortest_warmup_s
-        window, tolerance = run.settle_window_s, self.config.evaluator.steady_tolerance
+        # in a warmed-up application (and for the floor after it) the JIT has compiled
+        # what the run runs: what is left to settle is the query's own start
+        warm = self.warmed_up is not None and (self.application is not None or not
+                                               stage(run.stage).spark)  # fmt: skip
+        shortest = 0.0 if warm else run.shortest_warmup_s
+        window = run.warm_settle_window_s if warm else run.settle_window_s
+        tolerance = self.config.evaluator.steady_tolerance
         next_check = began + max(SETTLE_WINDOWS * window, shortest)
         with self.console.task("warming up until the latency is steady", run.warmup_max_s) as up:
             while (now := time.monotonic()) < began + run.warmup_max_s:
@@ -237,7 +266,7 @@ class Run:
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
                        "min_s": shortest, "max_s": run.warmup_max_s,
                        "window_s": window, "windows": SETTLE_WINDOWS, "tolerance": tolerance,
-                       **lead_in}  # fmt: skip
+                       **lead_in, **self._application()}  # fmt: skip
         settling = f"{SETTLE_WINDOWS} windows of {window:g} s in a row"
         if settled:
             self.console.step(
@@ -254,6 +283,19 @@ class Run:
                 f"the latency had not settled after the longest warm-up ({run.warmup_max_s:g} s, "
                 f"warmup_max_s): the measured period may still be warming up or overloaded"
             )
+
+    def _application(self) -> dict[str, Any]:
+        """The warm-up record's ``application``: the shared Spark application the run's
+        query ran in (its age when the warm-up began, what warmed it up); for a suite's
+        run with a job of its own (the floor, a fault, real-time mode) what warmed up that
+        application and the broker before it; nothing outside a suite with one."""
+        if self.application is not None:
+            age = round(self.application.age_s - (time.monotonic() - self.warm_up_began), 1)
+            return {"application": {"shared": True, "age_s": age,
+                                    "warmed_up": self.warmed_up}}  # fmt: skip
+        if self.warmed_up is not None:  # a suite's run with a job of its own
+            return {"application": {"shared": False, "warmed_up": self.warmed_up}}
+        return {}
 
     def _start_pipeline(self) -> None:
         if stage(self.run.stage).spark:
@@ -361,7 +403,11 @@ class Run:
                 **self.metadata,
                 "publisher": summary.to_dict(),
                 "resources": self.resources,
-                "machine": self.resources.get(resources.MACHINE),
+                # the host (processor, memory) beside what the run used of it
+                "machine": {
+                    **{k: self.metadata["machine"][k] for k in ("processor", "memory_gb")},
+                    **self.resources.get(resources.MACHINE, {}),
+                },
                 "leaders": {"before": self.health.leaders_before, "after": self.leaders_after},
                 "faults": self.injector.faults,
                 "marks_ms": self.marks,

@@ -25,6 +25,7 @@ from publisher.workload import NAMES, workload
 from stagebench.faults import ENGINE_FAULTS, FAULTS
 
 DEFAULT = "default"
+APPLICATIONS = ("shared", "per-run")
 CLI = "command line"
 
 # keys a run sets itself or takes from [run]: section -> key -> where it comes from
@@ -105,9 +106,9 @@ class RunConfig:
     warmup_min_s: float = field(
         default=240.0,
         metadata={
-            "help": "shortest auto warm-up of a Spark stage, seconds, capped at "
-            "warmup_max_s (the floor runs no JVM and has none): the JIT can plateau "
-            "before its next drop"
+            "help": "shortest auto warm-up of a Spark stage in a JVM of its own, seconds, "
+            "capped at warmup_max_s (the floor runs no JVM and has none, nor has a run in "
+            "a suite's warmed-up application): the JIT can plateau before its next drop"
         },
     )
     """The JIT compiles in tiers, and a settled-looking plateau
@@ -128,6 +129,34 @@ class RunConfig:
             "could not settle"
         },
     )
+    application: str = field(
+        default="shared",
+        metadata={
+            "help": "suite: shared runs the Spark stages' queries in one Spark application, "
+            "warmed up once (app_warmup_s at app_warmup_rate × the rate), so that each stage "
+            "starts with what the JIT compiled; per-run starts a job of its own per run "
+            "(runs with a fault, in real-time mode or with other Spark settings always do)",
+            "choices": APPLICATIONS,
+        },
+    )
+    app_warmup_s: float = field(
+        default=60.0,
+        metadata={"help": "suite, shared application: seconds of its warm-up, not measured"},
+    )
+    app_warmup_rate: float = field(
+        default=4.0,
+        metadata={
+            "help": "suite, shared application: its warm-up's rate as a multiple of the rate"
+        },
+    )
+    warm_settle_window_s: float = field(
+        default=10.0,
+        metadata={
+            "help": "auto warm-up of a run in a warmed-up shared application, and of the "
+            "floor after it: seconds per settle window (settle_window_s otherwise); "
+            "warmup_min_s does not apply there"
+        },
+    )
     lead_in_s: float = field(
         default=0.0,
         metadata={
@@ -137,8 +166,11 @@ class RunConfig:
         },
     )
     tail_s: float = field(
-        default=5.0,
-        metadata={"help": "seconds published after the measured period, so the last windows close"},
+        default=3.0,
+        metadata={
+            "help": "seconds published after the measured period of a window stage, so its "
+            "last windows close (the other stages need no later input and publish none)"
+        },
     )
     drain_timeout_s: float = field(
         default=60.0,
@@ -196,6 +228,12 @@ class RunConfig:
     results_dir: str = field(default="results", metadata={"help": "directory for run directories"})
 
     @property
+    def published_tail_s(self) -> float:
+        """The tail a run publishes: ``tail_s`` for a stage with event-time windows, none
+        for the others, whose every output needs only inputs of the measured period."""
+        return self.tail_s if stage(self.stage).window else 0.0
+
+    @property
     def shortest_warmup_s(self) -> float:
         """The auto warm-up's shortest: ``warmup_min_s`` capped by ``warmup_max_s``; none for
         the floor, which runs no JVM (nothing of it compiles late)."""
@@ -217,6 +255,20 @@ class RunConfig:
         require(
             5 <= self.settle_window_s <= self.warmup_max_s,
             "settle_window_s must be at least 5 s and at most warmup_max_s",
+        )
+        require(
+            self.application in APPLICATIONS,
+            f"application must be one of {', '.join(APPLICATIONS)}: {self.application!r}",
+        )
+        require(
+            self.app_warmup_s > 0,
+            f"app_warmup_s must be > 0, got {self.app_warmup_s} (application = per-run runs "
+            "without a shared application)",
+        )
+        require(self.app_warmup_rate > 0, "app_warmup_rate must be > 0")
+        require(
+            5 <= self.warm_settle_window_s <= self.warmup_max_s,
+            "warm_settle_window_s must be at least 5 s and at most warmup_max_s",
         )
         require(self.lead_in_s >= 0, f"lead_in_s must be >= 0, got {self.lead_in_s}")
         require(self.tail_s >= 0, "tail_s must be >= 0")

@@ -29,11 +29,18 @@ from evaluator.comparison_table import to_markdown
 from evaluator.plots import comparison_plots
 from ground import rundir
 from ground.errors import StagebenchError
-from ground.kafka.naming import new_run_id
+from ground.kafka.naming import RunTopics, new_run_id
+from ground.kafka.resolve import resolve
+from ground.stages import stage
 from stagebench import html_report
+from stagebench.app_warmup import describe_warm_up, warm_up
+from stagebench.application import Application
 from stagebench.console import Console
+from stagebench.run_config import assemble
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings
+
+APPLICATION_STOP_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,49 @@ def with_trigger(settings: Settings, trigger: str | None) -> Settings:
     return Settings(values, sources)
 
 
+def _entry_run(
+    base: RunConfig, settings: Settings, entry: tuple[str, str]
+) -> tuple[RunConfig, Settings]:
+    """The run configuration and settings of one ``(stage[@trigger], impl)`` entry."""
+    name, trigger = split_trigger(entry[0])
+    return replace(base, stage=name, impl=entry[1]), with_trigger(settings, trigger)
+
+
+def _shared_application(
+    suite_dir: Path, runs: list[tuple[RunConfig, Settings]], base: RunConfig, console: Console
+) -> tuple[Application | None, dict | None]:
+    """The suite's shared Spark application, started with the settings of its first Spark
+    run in micro-batches and warmed up on every Spark run it can take, and what warmed
+    it up; none when it can take no run, or (with a warning, the runs then get jobs of
+    their own) when it cannot start or warm up."""
+    bootstrap = resolve(base.bootstrap)
+    takes: list[tuple[RunConfig, Settings]] = []
+    application = None
+    for run, settings in runs:
+        if not stage(run.stage).spark or run.fault:
+            continue
+        pipeline = assemble(run, settings, bootstrap, "suite", suite_dir,
+                            RunTopics.for_run("suite")).pipeline  # fmt: skip
+        if application is None and pipeline.trigger != "real-time":
+            application = Application(suite_dir / rundir.APPLICATION, pipeline)
+        if application is not None and application.accepts(pipeline):
+            takes.append((run, settings))
+    if application is None or not takes:
+        return None, None
+    console.step(f"starting the suite's shared Spark application (master {base.master})")
+    try:
+        with console.task("waiting for the Spark application") as update:
+            application.start(base.ready_timeout_s, update)
+        return application, warm_up(application, takes, bootstrap, console)
+    except StagebenchError as err:
+        console.warn(f"the shared Spark application failed, each run gets a job of its own: {err}")
+        application.close(APPLICATION_STOP_S)
+        return None, None
+    except BaseException:
+        application.close(APPLICATION_STOP_S)
+        raise
+
+
 @dataclass(frozen=True)
 class SuiteResult:
     """The suite directory, its comparison, its order, the runs with missing
@@ -123,26 +173,35 @@ def run_suite(
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
     run_dirs, rounds, incomplete, failed = [], [], [], []
     total = len(stages) * repeat
-    for k, round_order in enumerate(order.rounds, 1):
-        for stage, impl in round_order:
-            console.step(
-                f"suite {suite_id}: run {len(run_dirs) + 1} of {total} (round {k} of {repeat}), "
-                f"stage {stage} ({impl})"
+    runs = {entry: _entry_run(base, settings, entry) for entry in stages}
+    application, warmed_up = None, None
+    try:
+        if base.application == "shared":
+            application, warmed_up = _shared_application(
+                suite_dir, list(runs.values()), base, console
             )
-            name, trigger = split_trigger(stage)
-            try:
-                result = execute(
-                    replace(base, stage=name, impl=impl), with_trigger(settings, trigger), console
+        for k, round_order in enumerate(order.rounds, 1):
+            for stage, impl in round_order:
+                console.step(
+                    f"suite {suite_id}: run {len(run_dirs) + 1} of {total} "
+                    f"(round {k} of {repeat}), stage {stage} ({impl})"
                 )
-            except StagebenchError as err:
-                # the other runs still make a table; the round lacks only this stage
-                console.warn(f"suite {suite_id}: round {k}, stage {stage} ({impl}) failed: {err}")
-                failed.append({"round": k, "stage": stage, "impl": impl, "error": str(err)})
-                continue
-            run_dirs.append(result.run_dir)
-            rounds.append(k)
-            if result.summary["records"]["missing"] or result.summary["trusted"] is False:
-                incomplete.append(result.run_dir)
+                try:
+                    result = execute(*runs[stage, impl], console, application)
+                except StagebenchError as err:
+                    # the other runs still make a table; the round lacks only this stage
+                    console.warn(
+                        f"suite {suite_id}: round {k}, stage {stage} ({impl}) failed: {err}"
+                    )
+                    failed.append({"round": k, "stage": stage, "impl": impl, "error": str(err)})
+                    continue
+                run_dirs.append(result.run_dir)
+                rounds.append(k)
+                if result.summary["records"]["missing"] or result.summary["trusted"] is False:
+                    incomplete.append(result.run_dir)
+    finally:
+        if application is not None:
+            application.close(APPLICATION_STOP_S)
     if not run_dirs:
         raise StagebenchError(
             f"suite {suite_id}: every run failed; the first: {failed[0]['error']}"
@@ -155,6 +214,7 @@ def run_suite(
         "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
         "repeat": repeat,
         "order": order.as_json(),
+        "application": warmed_up,
         "failed": failed,
         "stages": [row.as_dict() for row in comparison.rows],
         "significance": comparison.significance,
@@ -165,6 +225,8 @@ def run_suite(
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
     images = comparison_plots(comparison, suite_dir)
     rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
+    if warmed_up is not None:
+        rounds_note += " " + describe_warm_up(warmed_up)
     if failed:
         rounds_note += "\n\nFailed, so missing from the table: " + "; ".join(
             f"round {f['round']}, {f['stage']} ({f['impl']}): {f['error']}" for f in failed

@@ -102,7 +102,9 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
     found = search(probe, args.start, args.max, args.precision, budget_s, args.growth)
     result = capacity_result(
         name, impl, found, criteria, time.monotonic() - began, precision=args.precision,
-        growth=args.growth, out=out, probe={key: getattr(probe_base, key) for key in PROBE_KEYS},
+        growth=args.growth, out=out,
+        probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
+               "tail_s": probe_base.published_tail_s},
     )  # fmt: skip
     page = write(out, result)
     print(f"report: {page.describe()}")
@@ -244,7 +246,9 @@ def _probe_line(probe: dict[str, Any]) -> str:
     lead_in = f"{probe['lead_in_s']:g} s at half the rate, then " if probe["lead_in_s"] else ""
     return (
         f"Each probe published {lead_in}the rate: a warm-up ({warmup}), "
-        f"{probe['duration_s']:g} s measured and a {probe['tail_s']:g} s tail; the job was "
+        f"{probe['duration_s']:g} s measured"
+        + (f" and a {probe['tail_s']:g} s tail" if probe["tail_s"] else "")
+        + "; the job was "
         f"given {probe['drain_timeout_s']:g} s to drain."
     )
 

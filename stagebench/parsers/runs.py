@@ -2,6 +2,7 @@
 show, which prints the settings they would use."""
 
 from ground.stages import MAIN_LINE, SPARK_STAGES, STAGES
+from stagebench.options import SUITE_FIELDS
 from stagebench.parsers.fields import add_field
 from stagebench.parsers.shared import Subparsers, add_run_arguments, flag, handler
 from stagebench.probe_settings import (
@@ -22,7 +23,7 @@ def run(sub: Subparsers) -> None:
         "Ctrl-C stops everything cleanly and keeps what was collected.",
     )
     add_field(parser, RunConfig, "stage")
-    add_run_arguments(parser)
+    add_run_arguments(parser, skip=SUITE_FIELDS)
     handler(parser, "run:run")
 
 
@@ -120,7 +121,15 @@ def capacity(sub: Subparsers) -> None:
     add_run_arguments(
         parser,
         # a probe's rate is the search's; its drain timeout follows --max-drain
-        skip=("rate", "workload", "fault", "fault_at_s", "fault_down_s", "drain_timeout_s"),
+        skip=(
+            "rate",
+            "workload",
+            "fault",
+            "fault_at_s",
+            "fault_down_s",
+            "drain_timeout_s",
+            *SUITE_FIELDS,
+        ),
         shown={key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
     )
     handler(parser, "capacity:run")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from evaluator.lateness import dropped_by_watermark, input_lateness, lateness_ms
-from evaluator.reader import MALFORMED, TIMESTAMP
+from evaluator.reader import MALFORMED, TIMESTAMP, TOPIC
 from ground import contract as s
 
 
@@ -85,3 +85,16 @@ def test_drops_are_summed_per_operator_over_progress_events_only():
     ]  # fmt: skip
     assert dropped_by_watermark(events) == {"symmetricHashJoin": 3, "stateStoreSave": 0}
     assert dropped_by_watermark([{"event": "progress", "stateOperators": []}]) is None
+
+
+def test_lateness_within_a_topic_counts_only_that_topics_newer_inputs():
+    """The join's watermark holds each side to its own topic: a flow behind a newer
+    speed is late overall, not within its topic."""
+    frame = _inputs([1, 2, 3, 4], [1000, 2000, 1000, 2000], [False] * 4)
+    frame[TOPIC] = pd.Categorical(["speed", "speed", "flow", "flow"])
+    section = input_lateness(frame, delay_ms=1)
+    assert section["max_ms"] == 1000
+    assert section["at_or_past_delay"] == 1
+    assert section["within_topic"]["speed"]["max_ms"] == 0
+    assert section["within_topic"]["flow"]["max_ms"] == 0
+    assert section["within_topic"]["flow"]["at_or_past_delay"] == 0

@@ -66,7 +66,7 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
     else:
         assert not LOCAL_CHECKPOINT_CONF.keys() & effective.keys()
     # the user's spark_conf still wins
-    mine = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.LocalFileSystem"}
+    mine = {"spark.sql.streaming.checkpointFileManagerClass": "my.Manager"}
     assert make(checkpoint_dir=checkpoint, spark_conf=mine).spark_conf_effective().items() >= (
         mine.items()
     )
@@ -131,14 +131,14 @@ def test_arguments_build_the_config(tmp_path):
     parser = subcommand("pipeline")
     args = parser.parse_args(
         ["--stage", "sliding", "--impl", "custom", "--output-topic", "o",
-         "--run-dir", str(tmp_path / "run-7"), "--watermark-delay-ms", "500",
+         "--run-dir", str(tmp_path / "run-7"), "--watermark-delay-ms", "1500",
          "--conf", "spark.x=a=b", "--max-offsets-per-trigger", "100"]
     )  # fmt: skip
     config = config_from_args(args, "host:1")
     assert config.run_id == "run-7"
     assert config.checkpoint_dir == str(tmp_path / "run-7" / "checkpoint")
     assert (config.stage, config.impl, config.bootstrap) == ("sliding", "custom", "host:1")
-    assert config.watermark_delay_ms == 500
+    assert config.watermark_delay_ms == 1500
     assert config.max_offsets_per_trigger == 100
     assert config.spark_conf == {"spark.x": "a=b"}
     assert config.window_length_ms == 3000  # untouched options keep the config default

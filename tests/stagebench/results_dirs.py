@@ -184,7 +184,7 @@ def make_suite(results: Path, stages: list[str], repeat: int, monkeypatch) -> Pa
     plots, report.html) over made-up runs beside it, as a suite writes its runs."""
     made = []
 
-    def execute(run, settings, console):
+    def execute(run, settings, console, application=None):
         made.append(run.stage)
         run_dir = make_run(results, run.stage, f"{len(made):08x}", seed=len(made))
         return SimpleNamespace(run_dir=run_dir, summary=json.loads(
@@ -192,7 +192,8 @@ def make_suite(results: Path, stages: list[str], repeat: int, monkeypatch) -> Pa
 
     monkeypatch.setattr(suite, "execute", execute)
     ladder = [(s, "builtin") for s in stages]
-    config = RunConfig(results_dir=str(results), rate=RATE)
+    # the golden comparisons were written with a 5 s tail
+    config = RunConfig(results_dir=str(results), application="per-run", rate=RATE, tail_s=5.0)
     return suite.run_suite(ladder, repeat, config, None, Console(io.StringIO()),
                            seed=5).suite_dir  # fmt: skip
 

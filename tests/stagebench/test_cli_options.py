@@ -9,9 +9,18 @@ import pytest
 from evaluator.config import EvaluatorConfig
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
-from stagebench.options import EVALUATE_FIELDS, PIPELINE_TUNING, PUBLISH_FIELDS, RUN_FIELDS
+from stagebench.options import (
+    EVALUATE_FIELDS,
+    PIPELINE_TUNING,
+    PUBLISH_FIELDS,
+    RUN_FIELDS,
+    SUITE_FIELDS,
+)
 from stagebench.settings import RunConfig
 from tests.pipelines.test_config import subcommand
+
+RUN_RUN_FIELDS = tuple(n for n in RUN_FIELDS if n not in SUITE_FIELDS)
+"""``run`` takes every [run] key but the suite's shared-application ones."""
 
 
 def options(command: str) -> dict[str, argparse.Action]:
@@ -20,7 +29,7 @@ def options(command: str) -> dict[str, argparse.Action]:
 
 @pytest.mark.parametrize(
     ("command", "cls", "names"),
-    [("publish", PublisherConfig, PUBLISH_FIELDS), ("run", RunConfig, RUN_FIELDS),
+    [("publish", PublisherConfig, PUBLISH_FIELDS), ("run", RunConfig, RUN_RUN_FIELDS),
      ("suite", RunConfig, RUN_FIELDS), ("pipeline", PipelineConfig, PIPELINE_TUNING),
      ("evaluate", EvaluatorConfig, EVALUATE_FIELDS)],
 )  # fmt: skip

@@ -22,6 +22,8 @@ from stagebench.resources import ResourceSampler
 pytestmark = pytest.mark.integration  # those that start a Spark job are marked spark
 
 SHORT = ["--rate", "400", "--duration", "20", "--warmup", "5", "--tail", "5"]
+SHARED = ["--app-warmup", "5"]
+"""A suite's shared application, warmed up for a few seconds only."""
 
 
 def stagebench(*args, env_extra=None, timeout=900) -> subprocess.CompletedProcess:
@@ -93,7 +95,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     # the floor and ingest: the join runs whole in the fault, malformed-input, NDW and
     # compose tests, the windows in test_run_custom_sliding and the pipeline tests
     result = stagebench(
-        "suite", "--stages", "ingest", *SHORT,
+        "suite", "--stages", "ingest", *SHORT, *SHARED,
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -101,8 +103,20 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     comparison = json.loads((suite_dir / "comparison.json").read_text())
     rows = comparison["stages"]
     assert [r["stage"] for r in rows] == ["floor", "ingest"]  # the floor comes first
-    for row in rows:
-        assert_complete_run(Path(row["run_dir"]), row["stage"], kafka_bootstrap)
+    summaries = {
+        row["stage"]: assert_complete_run(Path(row["run_dir"]), row["stage"], kafka_bootstrap)
+        for row in rows
+    }
+    # ingest ran in the suite's application, warmed up before it; the floor after it
+    warmed_up = comparison["application"]
+    assert warmed_up["stages"] == ["ingest/builtin"] and warmed_up["rate"] == 4 * 400
+    ingest = summaries["ingest"]["warmup"]["application"]
+    assert ingest["shared"] is True and ingest["warmed_up"] == warmed_up
+    assert ingest["age_s"] >= warmed_up["seconds"]
+    assert summaries["floor"]["warmup"]["application"]["shared"] is False
+    assert not (Path(rows[1]["run_dir"]) / "pipeline.log").exists()  # no job of its own
+    app_log = (suite_dir / "application" / "application.log").read_text()
+    assert "query" in app_log and "started" in app_log
     p50 = {r["stage"]: r["p50"] for r in rows}
     assert p50["floor"] < p50["ingest"], p50
     assert rows[1]["increment_over"] == "floor/builtin"
@@ -136,6 +150,7 @@ def test_suite_runs_a_window_at_every_update_in_both_modes(kafka_bootstrap, tmp_
     config.write_text("[pipeline]\nshuffle_partitions = 2\n")
     result = stagebench(
         "suite", "--stages", "tumbling-union,tumbling-union@real-time", "--no-floor", *SHORT,
+        *SHARED,
         "--master", "local[4]", "--config", str(config), "--bootstrap", kafka_bootstrap,
         "--results", str(tmp_path / "results"),
     )  # fmt: skip
@@ -149,6 +164,9 @@ def test_suite_runs_a_window_at_every_update_in_both_modes(kafka_bootstrap, tmp_
         summary = assert_complete_run(Path(row["run_dir"]), "tumbling-union", kafka_bootstrap)
         trigger = "real-time" if row["impl"].endswith("@real-time") else "processing-time"
         assert summary["config"]["pipeline"]["trigger"] == trigger
+        # real-time mode needs every task slot: a job of its own, beside the application
+        shared = summary["warmup"].get("application", {}).get("shared")
+        assert shared is (trigger == "processing-time"), summary["warmup"]
         updates = summary["updates"]
         assert updates["complete"] == updates["windows"] == summary["records"]["expected"]
         assert updates["first_carried_outside"] == 0 and updates["never_complete"] == 0
@@ -259,8 +277,8 @@ def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstr
     # input (more when a loaded box takes longer than the trigger per batch). Small batches
     # cost the same whatever the box, so the rise is a clean line: the measured period's
     # inputs (5 to 20 s after the publisher's start) reach outputs from 10 s on until the
-    # job is stopped 30 s after that start (5 s warm-up + 15 s + 5 s tail + 5 s drain),
-    # a rise of several seconds over a median of about 10
+    # job is stopped 25 s after that start (5 s warm-up + 15 s + 5 s drain; ingest has no
+    # windows, so no tail), a rise of several seconds over a median of about 10
     config = tmp_path / "slow.toml"
     config.write_text(
         "[run]\ndrain_timeout_s = 5\n"
@@ -375,8 +393,9 @@ def test_a_periodic_burst_run_reports_the_recovery_after_each_burst(kafka_bootst
     assert "## Recovery after each disturbance" in (run_dir / "report.md").read_text()
 
 
-JOB_MODULES = ("pipelines.job", "pipelines.floor")
-"""The job process of a run: the Spark pipeline, or the floor."""
+JOB_MODULES = ("pipelines.job", "pipelines.floor", "pipelines.server")
+"""The job process of a run (the Spark pipeline, or the floor) and a suite's shared
+application."""
 
 
 def _job_pids(results: Path) -> list[int]:
@@ -435,3 +454,35 @@ def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum, stag
     if signum != signal.SIGKILL:
         status = json.loads(next(results.glob("*/status.json")).read_text())
         assert status["state"] == "interrupted"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_suites_shared_application_never_outlives_the_suite(kafka_bootstrap, tmp_path, signum):
+    """SIGTERM: the suite closes the application in order; SIGKILL: the application sees
+    its standard input close and stops its queries and its session by itself."""
+    results = tmp_path / "results"
+    suite = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", "suite", "--stages", "ingest", "--no-floor",
+         "--app-warmup", "120", "--bootstrap", kafka_bootstrap, "--results", str(results)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        # the warm-up's query is running
+        while not list(results.glob("*/application/warmup-*/*/pipeline.ready")):
+            assert suite.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        assert _job_pids(results)
+        suite.send_signal(signum)
+        suite.wait(90)
+        deadline = time.monotonic() + 90
+        while _job_pids(results) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _job_pids(results), f"the application outlived a suite ended by {signum.name}"
+    finally:
+        if suite.poll() is None:
+            suite.kill()
+        for pid in _job_pids(results):
+            os.killpg(pid, signal.SIGKILL)

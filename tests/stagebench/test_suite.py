@@ -43,7 +43,7 @@ def fake_runs(monkeypatch, tmp_path):
     ran = []
     p50 = {"floor": 10.0, "ingest": 50.0, "join": 450.0}
 
-    def execute(run, settings, console):
+    def execute(run, settings, console, application=None):
         ran.append(run.stage)
         run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
         run_dir.mkdir()
@@ -69,7 +69,12 @@ def fake_runs(monkeypatch, tmp_path):
 def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
     out = io.StringIO()
     result = suite.run_suite(
-        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(out), seed=11
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(out),
+        seed=11,
     )
     expected = suite.round_orders(LADDER, 3, seed=11)
     assert result.order == expected
@@ -88,7 +93,11 @@ def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
 
 def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
     result = suite.run_suite(
-        LADDER, 1, RunConfig(results_dir=str(tmp_path)), None, Console(io.StringIO())
+        LADDER,
+        1,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(io.StringIO()),
     )
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
     assert isinstance(doc["order"]["seed"], int) and len(doc["order"]["rounds"]) == 1
@@ -104,7 +113,7 @@ def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
 ):
     succeed, tried = suite.execute, []
 
-    def execute(run, settings, console):
+    def execute(run, settings, console, application=None):
         if run.stage == "join" and fake_runs.count("join") == 1 and not tried:
             tried.append(run.stage)
             fake_runs.append("join (failed)")
@@ -114,7 +123,12 @@ def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
     monkeypatch.setattr(suite, "execute", execute)
     out = io.StringIO()
     result = suite.run_suite(
-        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(out), seed=11
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(out),
+        seed=11,
     )
     assert len(fake_runs) == 9 and fake_runs.count("join (failed)") == 1
     [failed] = result.failed
@@ -134,7 +148,12 @@ def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
 
 def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
     result = suite.run_suite(
-        LADDER, 3, RunConfig(results_dir=str(tmp_path)), None, Console(io.StringIO()), seed=5
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(io.StringIO()),
+        seed=5,
     )
     run_dirs, rounds = ladder_runs([result.suite_dir])
     assert sorted(rounds) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
@@ -152,7 +171,7 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
     (the others keep theirs), and the table keeps its row apart, over parse."""
     triggers = []
 
-    def execute(run, settings, console):
+    def execute(run, settings, console, application=None):
         trigger = settings.section("pipeline").get("trigger", "processing-time")
         triggers.append((run.stage, trigger))
         run_dir = tmp_path / f"run{len(triggers)}"
@@ -178,7 +197,11 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
               ("tumbling-union@real-time", "builtin")]  # fmt: skip
     settings = Settings({"pipeline": {"shuffle_partitions": 1}}, {})
     result = suite.run_suite(
-        stages, 1, RunConfig(results_dir=str(tmp_path)), settings, Console(io.StringIO())
+        stages,
+        1,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        settings,
+        Console(io.StringIO()),
     )
     assert sorted(triggers) == [("parse", "processing-time"),
                                 ("tumbling-union", "processing-time"),
@@ -210,3 +233,65 @@ def test_stages_name_their_implementation_and_mode():
     assert entries("join,sliding,tumbling/builtin", "custom") == [
         ("join", "builtin"), ("sliding", "custom"), ("tumbling", "builtin"),
     ]  # fmt: skip
+
+
+class FakeApplication:
+    """The shared application without Spark: it takes micro-batch runs, as the real one
+    does; ``fail`` makes its start fail."""
+
+    fail = False
+
+    def __init__(self, app_dir, config):
+        self.dir, self.closed, self.running = app_dir, False, True
+
+    def accepts(self, config):
+        return config.trigger != "real-time"
+
+    def start(self, timeout_s, update):
+        if self.fail:
+            raise StagebenchError("no Java here")
+
+    def close(self, timeout_s):
+        self.closed = True
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["warmed-up", "failed-to-start"])
+def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monkeypatch,
+                                                                tmp_path, fail):  # fmt: skip
+    """The Spark runs get the application once it has warmed up on every Spark stage
+    (not the floor), and it is closed at the end; one that cannot start is closed too,
+    and every run gets a job of its own."""
+    made, given = [], []
+    monkeypatch.setattr(suite, "resolve", lambda bootstrap: "127.0.0.1:9092")
+    monkeypatch.setattr(FakeApplication, "fail", fail)
+    monkeypatch.setattr(suite, "Application", lambda *a: made.append(FakeApplication(*a))
+                        or made[-1])  # fmt: skip
+    record = {"stages": ["ingest/builtin", "join/builtin"], "rate": 1600.0, "seconds": 90.0}
+
+    def warm_up(application, takes, bootstrap, console):
+        assert [run.stage for run, _ in takes] == ["ingest", "join"]
+        return record
+
+    monkeypatch.setattr(suite, "warm_up", warm_up)
+    executed = suite.execute
+    monkeypatch.setattr(
+        suite,
+        "execute",
+        lambda run, settings, console, application=None: (
+            given.append(application),
+            executed(run, settings, console, application),
+        )[1],
+    )
+    out = io.StringIO()
+    result = suite.run_suite(LADDER, 1, RunConfig(results_dir=str(tmp_path)), Settings(),
+                             Console(out), seed=3)  # fmt: skip
+    (application,) = made
+    assert application.closed
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    md = (result.suite_dir / "comparison.md").read_text()
+    if fail:
+        assert given == [None] * 3 and doc["application"] is None
+        assert "each run gets a job of its own: no Java here" in out.getvalue()
+    else:
+        assert given == [application] * 3 and doc["application"] == record
+        assert "warmed up first: ingest/builtin, join/builtin at once, 1,600 msg/s" in md
