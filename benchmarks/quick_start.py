@@ -5,7 +5,8 @@ floor with it, every default) ``--suites`` times in a row and prints, per suite,
 wall-clock minutes and each stage's p50; then, per stage, how far each suite's p50 lies
 from the suites' median, and (``--reference``: run directories of the same stages,
 each measured in a JVM of its own after a long warm-up, e.g. ``stagebench run --stage
-join --warmup 300 --duration 300``) how far each suite's p50 lies from that run's.
+join --warmup 300 --duration 300``, or a suite of such runs) how far each suite's p50
+lies from that run's.
 
 Targets (issue 32): each suite under 10 minutes; the suites' p50s within ±10 % of their
 median; each within ±10 % of the reference run's. The floor's p50 (0–1 ms, the broker
@@ -46,12 +47,18 @@ def run_suite(results: Path, extra: list[str]) -> tuple[float, dict[str, float],
     return minutes, {r["stage"]: r["p50"] for r in rows}, suite_dir
 
 
-def reference_p50(run_dirs: list[Path]) -> dict[str, float]:
-    """p50 per stage of the reference runs."""
+def reference_p50(dirs: list[Path]) -> dict[str, float]:
+    """p50 per stage of the reference: run directories, or a suite's directory (e.g.
+    ``stagebench suite --application per-run --no-floor --stages ingest,join,tumbling
+    --warmup 300 --duration 300``)."""
     found = {}
-    for run_dir in run_dirs:
-        summary = json.loads((run_dir / "summary.json").read_text())
-        found[summary["run"]["stage"]] = summary["latency_ms"]["p50"]
+    for ref in dirs:
+        if (ref / "comparison.json").exists():
+            rows = json.loads((ref / "comparison.json").read_text())["stages"]
+            found.update({r["stage"]: r["p50"] for r in rows})
+        else:
+            summary = json.loads((ref / "summary.json").read_text())
+            found[summary["run"]["stage"]] = summary["latency_ms"]["p50"]
     return found
 
 
@@ -60,7 +67,7 @@ def main() -> None:
     parser.add_argument("--suites", type=int, default=3, help="suites in a row (default 3)")
     parser.add_argument("--results", type=Path, required=True, help="results directory")
     parser.add_argument("--reference", type=Path, nargs="*", default=[],
-                        help="run directories measured in a JVM of their own")  # fmt: skip
+                        help="runs measured in a JVM of their own, or their suite")  # fmt: skip
     args, extra = parser.parse_known_args()
     args.results.mkdir(parents=True, exist_ok=True)
     suites = []

@@ -2,22 +2,25 @@
 
 HotSpot compiles a method once it has run often enough, and a JVM that has compiled
 what a query runs keeps it: a run of a warmed-up application starts where a job of
-its own would be only after minutes (docs/method.md#one-application-per-suite). So
-the suite first runs every Spark stage it will measure at once, in the application,
-on one pair of input topics published at a multiple of the rate (more rows per
-micro-batch for the operators' generated code) for a fixed time, and measures nothing
-of it. Each stage then runs in turn, in the same application, with fresh topics and
+its own would be only after minutes (docs/method.md#one-application-per-suite). Most
+of what a micro-batch runs, it runs once per batch, so what warms a stage up is
+batches of its own query: the suite first runs each Spark stage it will measure alone
+in the application, the deepest first (a deeper stage runs the operators of those
+below it), on topics of its own at its rate for a fixed time, and measures nothing of
+it. Each stage then runs in turn, in the same application, with fresh topics and
 checkpoint, and warms up by the settle rule with the short windows of a warm JVM.
 """
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ground.errors import SparkError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.topics import create_topics
+from ground.stages import STAGES, stage
+from pipelines.config import PipelineConfig
 from stagebench.application import Application
 from stagebench.console import Console
 from stagebench.engine import Engine
@@ -34,47 +37,67 @@ def warm_up(
     bootstrap: str,
     console: Console,
 ) -> dict[str, Any]:
-    """Run every query of ``runs`` at once in ``application`` for the first run's
-    ``app_warmup_s`` at ``app_warmup_rate`` times its rate; what was done, for each run's
-    conditions (``application`` in its warm-up record)."""
+    """Run each query of ``runs`` alone in ``application`` (:func:`turns`), each for the
+    first run's ``app_warmup_s`` at ``app_warmup_rate`` times its rate; what was done,
+    for each run's conditions (``application`` in its warm-up record)."""
     first = runs[0][0]
     rate, seconds = first.rate * first.app_warmup_rate, first.app_warmup_s
-    warm_id = new_run_id()
-    inputs = RunTopics.for_run(warm_id)
-    root = application.dir / f"warmup-{warm_id}"
-    engines, outputs = [], []
-    publisher = None
-    for run, settings in runs:
-        own_id = new_run_id()
-        topics = replace(inputs, output=RunTopics.for_run(own_id).output)
-        warm = replace(run, rate=rate, warmup_s=0.0, duration_s=seconds, fault=None,
-                       workload="latency", lead_in_s=0.0)  # fmt: skip
-        run_dir = root / f"{run.stage}-{run.impl}-{own_id}"
-        roles = assemble(warm, settings, bootstrap, own_id, run_dir, topics)
-        if publisher is None:
-            publisher = PublisherThread(bootstrap, roles.publisher)
-        engines.append(Engine(run_dir, roles.pipeline, application))
-        outputs.append(topics.output)
-    assert publisher is not None
-    names = [*inputs.inputs, *outputs]
-    create_topics(bootstrap, names, partitions=first.partitions, leader=first.leader,
-                  replication=first.replication)  # fmt: skip
-    stages = ", ".join(f"{run.stage} ({run.impl})" for run, _ in runs)
-    console.step(
-        f"warming up the shared Spark application: {stages} at once, {rate:,.0f} msg/s "
-        f"({first.app_warmup_rate:g} × the rate) for {seconds:g} s, not measured"
-    )
+    root = application.dir / f"warmup-{new_run_id()}"
     began = time.monotonic()
+    order = turns(runs)
+    for k, (run, settings) in enumerate(order, 1):
+        console.step(
+            f"warming up the shared Spark application, {k} of {len(order)}: {run.stage} "
+            f"({run.impl}) alone at {rate:,.0f} msg/s for {seconds:g} s, not measured"
+        )
+        _warm_alone(application, run, settings, bootstrap, console, rate, root)
+    record = {
+        "stages": [f"{run.stage}/{run.impl}" for run, _ in order],
+        "rate": rate,
+        "seconds": seconds,
+        "took_s": round(time.monotonic() - began, 1),
+        "dir": str(Path(root)),
+    }
+    application.warmed_up = record
+    return record
+
+
+def turns(runs: list[tuple[RunConfig, Settings]]) -> list[tuple[RunConfig, Settings]]:
+    """``runs`` in their warm-up's order: the deepest stage of the ladder first, since it
+    runs the operators of the stages below it, and each (stage, impl) once."""
+    unique = {(run.stage, run.impl): (run, settings) for run, settings in runs}
+    return sorted(unique.values(), key=lambda r: -STAGES.index(r[0].stage))
+
+
+def _warm_alone(
+    application: Application,
+    run: RunConfig,
+    settings: Settings,
+    bootstrap: str,
+    console: Console,
+    rate: float,
+    root: Path,
+) -> None:
+    """One stage's query alone in ``application`` on fresh topics for ``app_warmup_s``."""
+    warm_id = new_run_id()
+    topics = RunTopics.for_run(warm_id)
+    seconds = run.app_warmup_s
+    warm = replace(run, rate=rate, warmup_s=0.0, duration_s=seconds, fault=None,
+                   workload="latency", lead_in_s=0.0)  # fmt: skip
+    run_dir = root / f"{run.stage}-{run.impl}-{warm_id}"
+    roles = assemble(warm, settings, bootstrap, warm_id, run_dir, topics)
+    publisher = PublisherThread(bootstrap, roles.publisher)
+    engine = Engine(run_dir, roles.pipeline, application)
+    create_topics(bootstrap, topics.all, partitions=run.partitions, leader=run.leader,
+                  replication=run.replication)  # fmt: skip
     try:
-        with console.task("starting the warm-up queries") as update:
-            for engine in engines:
-                engine.start(first.ready_timeout_s, application.check, update)
+        with console.task("starting the warm-up query") as update:
+            engine.start(run.ready_timeout_s, application.check, update)
         publisher.start()
         published = time.monotonic()
         with console.task("warming up the application", seconds) as update:
             while (now := time.monotonic()) < published + seconds:
-                for engine in engines:
-                    engine.check()
+                engine.check()
                 if publisher.error:
                     raise publisher.error
                 update(now - published, publisher.progress_line())
@@ -85,19 +108,9 @@ def warm_up(
         # the topics stay, as a run's do: Spark's Kafka consumers of a stopped query
         # can still be reading them, and on a deleted topic they retry for minutes,
         # holding the task slots the next query needs
-        for engine in engines:
-            engine.stop(STOP_TIMEOUT_S)  # never raises: a stuck query stops the application
+        engine.stop(STOP_TIMEOUT_S)  # never raises: a stuck query stops the application
     if not application.running:
         raise SparkError("a warm-up query would not stop, so the application was stopped")
-    record = {
-        "stages": [f"{run.stage}/{run.impl}" for run, _ in runs],
-        "rate": rate,
-        "seconds": seconds,
-        "took_s": round(time.monotonic() - began, 1),
-        "dir": str(Path(root)),
-    }
-    application.warmed_up = record
-    return record
 
 
 def describe_warm_up(record: dict[str, Any]) -> str:
@@ -105,6 +118,51 @@ def describe_warm_up(record: dict[str, Any]) -> str:
     return (
         "The Spark runs in micro-batches without a fault ran as queries of one shared Spark "
         "application, warmed up first: "
-        f"{', '.join(record['stages'])} at once, {record['rate']:,.0f} msg/s for "
-        f"{record['seconds']:g} s, not measured."
+        f"{', '.join(record['stages'])} in turn, each alone at {record['rate']:,.0f} msg/s "
+        f"for {record['seconds']:g} s, not measured."
     )
+
+
+@dataclass(frozen=True)
+class Warmth:
+    """How one run of a suite stands to the suite's warmed-up application: whether its
+    query runs there, and so how long it must settle and what its warm-up record says."""
+
+    application: Application | None
+    """The application running the run's query; None for a job of its own."""
+    warmed_up: dict[str, Any] | None
+    """What warmed up the JIT and the broker before the run; None outside such a suite."""
+    spark: bool
+
+    @classmethod
+    def of(cls, run: RunConfig, pipeline: PipelineConfig, app: Application | None) -> "Warmth":
+        """A Spark run without a fault uses ``app`` if it still runs (else it went with
+        a query that would not stop) and takes the run's settings."""
+        spark = stage(run.stage).spark
+        shared = spark and app is not None and app.running and not run.fault
+        return cls(
+            app if shared and app.accepts(pipeline) else None,
+            app.warmed_up if app is not None else None,
+            spark,
+        )
+
+    def settling(self, run: RunConfig) -> tuple[float, float]:
+        """The shortest warm-up and the settle window: in a warmed-up application (and
+        for the floor after it) the JIT has compiled what the run runs, so what is left
+        to settle is the query's own start: short windows and no minimum."""
+        if self.warmed_up is not None and (self.application is not None or not self.spark):
+            return 0.0, run.warm_settle_window_s
+        return run.shortest_warmup_s, run.settle_window_s
+
+    def record(self, warm_up_began: float) -> dict[str, Any]:
+        """The warm-up record's ``application``: the shared application the run's query
+        ran in (its age when the warm-up began, what warmed it up); for a suite's run
+        with a job of its own (the floor, a fault, real-time mode) what warmed up that
+        application and the broker before it; nothing outside a suite with one."""
+        if self.application is not None:
+            age = round(self.application.age_s - (time.monotonic() - warm_up_began), 1)
+            return {"application": {"shared": True, "age_s": age,
+                                    "warmed_up": self.warmed_up}}  # fmt: skip
+        if self.warmed_up is not None:
+            return {"application": {"shared": False, "warmed_up": self.warmed_up}}
+        return {}

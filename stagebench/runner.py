@@ -47,6 +47,7 @@ from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
 from publisher.workload import workload
 from stagebench import html_report, pace, resources
+from stagebench.app_warmup import Warmth
 from stagebench.application import Application
 from stagebench.broker_clock import BrokerClock
 from stagebench.console import Console
@@ -118,19 +119,8 @@ class Run:
         self.settings = settings
         # every configuration is built and validated before anything starts
         self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
-        pipeline = self.config.pipeline
-        shared = (
-            stage(run.stage).spark
-            and application is not None
-            and application.running  # else gone with a query that would not stop
-            and not run.fault
-            and application.accepts(pipeline)
-        )
-        self.application = application if shared else None
-        # what warmed up the JIT (and the broker) before this run: the suite's
-        # application, warmed up once
-        self.warmed_up = application.warmed_up if application is not None else None
-        self.engine = Engine(run_dir, pipeline, self.application)
+        self.warmth = Warmth.of(run, self.config.pipeline, application)
+        self.engine = Engine(run_dir, self.config.pipeline, self.warmth.application)
         self.publisher = PublisherThread(bootstrap, self.config.publisher)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
@@ -184,7 +174,7 @@ class Run:
                 self._wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
                 self._start_pipeline()
                 self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None,
-                               **self._application()}  # fmt: skip
+                               **self.warmth.record(self.warm_up_began)}  # fmt: skip
             else:
                 self._start_pipeline()
                 self._start_publisher()
@@ -239,18 +229,13 @@ class Run:
         if run.warmup_s != "auto":
             self._wait(float(run.warmup_s), "warming up")
             self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
-                           **lead_in, **self._application()}  # fmt: skip
+                           **lead_in, **self.warmth.record(self.warm_up_began)}  # fmt: skip
             if not run.warmup_s:
                 self._warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
         self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
         settled = False
-        # in a warmed-up application (and for the floor after it) the JIT has compiled
-        # what the run runs: what is left to settle is the query's own start
-        warm = self.warmed_up is not None and (self.application is not None or not
-                                               stage(run.stage).spark)  # fmt: skip
-        shortest = 0.0 if warm else run.shortest_warmup_s
-        window = run.warm_settle_window_s if warm else run.settle_window_s
+        shortest, window = self.warmth.settling(run)
         tolerance = self.config.evaluator.steady_tolerance
         next_check = began + max(SETTLE_WINDOWS * window, shortest)
         with self.console.task("warming up until the latency is steady", run.warmup_max_s) as up:
@@ -266,7 +251,7 @@ class Run:
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
                        "min_s": shortest, "max_s": run.warmup_max_s,
                        "window_s": window, "windows": SETTLE_WINDOWS, "tolerance": tolerance,
-                       **lead_in, **self._application()}  # fmt: skip
+                       **lead_in, **self.warmth.record(self.warm_up_began)}  # fmt: skip
         settling = f"{SETTLE_WINDOWS} windows of {window:g} s in a row"
         if settled:
             self.console.step(
@@ -283,19 +268,6 @@ class Run:
                 f"the latency had not settled after the longest warm-up ({run.warmup_max_s:g} s, "
                 f"warmup_max_s): the measured period may still be warming up or overloaded"
             )
-
-    def _application(self) -> dict[str, Any]:
-        """The warm-up record's ``application``: the shared Spark application the run's
-        query ran in (its age when the warm-up began, what warmed it up); for a suite's
-        run with a job of its own (the floor, a fault, real-time mode) what warmed up that
-        application and the broker before it; nothing outside a suite with one."""
-        if self.application is not None:
-            age = round(self.application.age_s - (time.monotonic() - self.warm_up_began), 1)
-            return {"application": {"shared": True, "age_s": age,
-                                    "warmed_up": self.warmed_up}}  # fmt: skip
-        if self.warmed_up is not None:  # a suite's run with a job of its own
-            return {"application": {"shared": False, "warmed_up": self.warmed_up}}
-        return {}
 
     def _start_pipeline(self) -> None:
         if stage(self.run.stage).spark:

@@ -133,18 +133,21 @@ class RunConfig:
         default="shared",
         metadata={
             "help": "suite: shared runs the Spark stages' queries in one Spark application, "
-            "warmed up once (app_warmup_s at app_warmup_rate × the rate), so that each stage "
+            "warmed up once (each Spark stage alone for app_warmup_s), so that each stage "
             "starts with what the JIT compiled; per-run starts a job of its own per run "
             "(runs with a fault, in real-time mode or with other Spark settings always do)",
             "choices": APPLICATIONS,
         },
     )
     app_warmup_s: float = field(
-        default=60.0,
-        metadata={"help": "suite, shared application: seconds of its warm-up, not measured"},
+        default=40.0,
+        metadata={
+            "help": "suite, shared application: seconds each Spark stage runs alone in its "
+            "warm-up, not measured"
+        },
     )
     app_warmup_rate: float = field(
-        default=4.0,
+        default=1.0,
         metadata={
             "help": "suite, shared application: its warm-up's rate as a multiple of the rate"
         },

@@ -9,6 +9,7 @@ import pytest
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, read_counters
+from stagebench.app_warmup import Warmth, turns
 from stagebench.engine import drained
 from stagebench.resources import summarise
 from stagebench.runner import run_dir_name
@@ -57,6 +58,56 @@ def test_a_spark_stage_warms_up_at_least_the_minimum_the_floor_not():
     assert RunConfig(stage="join", warmup_min_s=120).shortest_warmup_s == 120
     assert RunConfig(stage="join", warmup_max_s=60).shortest_warmup_s == 60
     assert RunConfig(stage="floor").shortest_warmup_s == 0
+
+
+def test_the_application_warms_up_each_stage_once_the_deepest_first():
+    entries = [("ingest", "builtin"), ("tumbling", "custom"), ("join", "builtin"),
+               ("tumbling", "builtin"), ("ingest", "builtin")]  # fmt: skip
+    runs = [(RunConfig(stage=name, impl=impl), None) for name, impl in entries]
+    assert [(run.stage, run.impl) for run, _ in turns(runs)] == [
+        ("tumbling", "custom"),
+        ("tumbling", "builtin"),
+        ("join", "builtin"),
+        ("ingest", "builtin"),
+    ]
+
+
+class _App:
+    """A suite's application as a run sees it: running, taking its settings or not."""
+
+    def __init__(self, running=True, accepts=True):
+        self.running, self._accepts = running, accepts
+        self.warmed_up, self.age_s = {"stages": ["join/builtin"]}, 100.0
+
+    def accepts(self, pipeline):
+        return self._accepts
+
+
+@pytest.mark.parametrize(
+    ("run", "app", "shared", "settling"),
+    [
+        # a query of the warmed-up application settles with short windows, no minimum
+        (RunConfig(stage="join"), _App(), True, (0.0, 10.0)),
+        # the floor runs no Spark: after the application's warm-up it settles as fast
+        (RunConfig(stage="floor"), _App(), False, (0.0, 10.0)),
+        # a Spark job of its own starts a cold JVM: the long rule
+        (RunConfig(stage="join", fault="broker-restart"), _App(), False, (240.0, 60.0)),
+        (RunConfig(stage="join"), _App(accepts=False), False, (240.0, 60.0)),
+        (RunConfig(stage="join"), _App(running=False), False, (240.0, 60.0)),
+        (RunConfig(stage="join"), None, False, (240.0, 60.0)),
+    ],
+    ids=["shared", "floor", "fault", "other-settings", "stopped", "no-suite"],
+)
+def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared, settling):
+    warmth = Warmth.of(run, None, app)
+    assert warmth.application is (app if shared else None)
+    assert warmth.settling(run) == settling
+    record = warmth.record(warm_up_began=0.0)
+    if app is None:
+        assert record == {}
+    else:
+        assert record["application"]["shared"] is shared
+        assert record["application"]["warmed_up"] == app.warmed_up
 
 
 @pytest.mark.parametrize(

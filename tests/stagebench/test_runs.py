@@ -109,7 +109,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     }
     # ingest ran in the suite's application, warmed up before it; the floor after it
     warmed_up = comparison["application"]
-    assert warmed_up["stages"] == ["ingest/builtin"] and warmed_up["rate"] == 4 * 400
+    assert warmed_up["stages"] == ["ingest/builtin"] and warmed_up["rate"] == 400
     ingest = summaries["ingest"]["warmup"]["application"]
     assert ingest["shared"] is True and ingest["warmed_up"] == warmed_up
     assert ingest["age_s"] >= warmed_up["seconds"]
@@ -428,29 +428,8 @@ def _job_pids(results: Path) -> list[int]:
 )
 def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum, stage):
     results = tmp_path / "results"
-    runner = subprocess.Popen(
-        [sys.executable, "-m", "stagebench", "run", "--stage", stage, "--duration", "120",
-         "--bootstrap", kafka_bootstrap, "--results", str(results)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 300
-        while not list(results.glob("*/pipeline.ready")):
-            assert runner.poll() is None and time.monotonic() < deadline
-            time.sleep(0.5)
-        jobs = _job_pids(results)
-        assert jobs
-        runner.send_signal(signum)
-        runner.wait(90)
-        deadline = time.monotonic() + 60
-        while _job_pids(results) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not _job_pids(results), f"the job outlived a runner ended by {signum.name}"
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-        for pid in _job_pids(results):
-            os.killpg(pid, signal.SIGKILL)
+    args = ["run", "--stage", stage, "--duration", "120"]
+    _signal_when_running(args, kafka_bootstrap, results, "*/pipeline.ready", signum, 60)
     if signum != signal.SIGKILL:
         status = json.loads(next(results.glob("*/status.json")).read_text())
         assert status["state"] == "interrupted"
@@ -462,27 +441,37 @@ def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum, stag
 def test_a_suites_shared_application_never_outlives_the_suite(kafka_bootstrap, tmp_path, signum):
     """SIGTERM: the suite closes the application in order; SIGKILL: the application sees
     its standard input close and stops its queries and its session by itself."""
-    results = tmp_path / "results"
-    suite = subprocess.Popen(
-        [sys.executable, "-m", "stagebench", "suite", "--stages", "ingest", "--no-floor",
-         "--app-warmup", "120", "--bootstrap", kafka_bootstrap, "--results", str(results)],
+    args = ["suite", "--stages", "ingest", "--no-floor", "--app-warmup", "120"]
+    # signalled while the warm-up's query runs
+    ready = "*/application/warmup-*/*/pipeline.ready"
+    _signal_when_running(args, kafka_bootstrap, tmp_path / "results", ready, signum, 90)
+
+
+def _signal_when_running(
+    args: list[str], bootstrap: str, results: Path, ready: str, signum, grace_s: float
+) -> None:
+    """Start ``stagebench ARGS``, send it ``signum`` once a file matching ``ready`` exists
+    under ``results``, and assert that no job it started is left ``grace_s`` after it
+    ended (killing any that is)."""
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", *args, "--bootstrap", bootstrap,
+         "--results", str(results)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 300
-        # the warm-up's query is running
-        while not list(results.glob("*/application/warmup-*/*/pipeline.ready")):
-            assert suite.poll() is None and time.monotonic() < deadline
+        while not list(results.glob(ready)):
+            assert bench.poll() is None and time.monotonic() < deadline
             time.sleep(0.5)
         assert _job_pids(results)
-        suite.send_signal(signum)
-        suite.wait(90)
-        deadline = time.monotonic() + 90
+        bench.send_signal(signum)
+        bench.wait(90)
+        deadline = time.monotonic() + grace_s
         while _job_pids(results) and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert not _job_pids(results), f"the application outlived a suite ended by {signum.name}"
+        assert not _job_pids(results), f"a job outlived stagebench ended by {signum.name}"
     finally:
-        if suite.poll() is None:
-            suite.kill()
+        if bench.poll() is None:
+            bench.kill()
         for pid in _job_pids(results):
             os.killpg(pid, signal.SIGKILL)

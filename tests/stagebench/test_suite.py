@@ -266,7 +266,7 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
     monkeypatch.setattr(FakeApplication, "fail", fail)
     monkeypatch.setattr(suite, "Application", lambda *a: made.append(FakeApplication(*a))
                         or made[-1])  # fmt: skip
-    record = {"stages": ["ingest/builtin", "join/builtin"], "rate": 1600.0, "seconds": 90.0}
+    record = {"stages": ["join/builtin", "ingest/builtin"], "rate": 400.0, "seconds": 40.0}
 
     def warm_up(application, takes, bootstrap, console):
         assert [run.stage for run, _ in takes] == ["ingest", "join"]
@@ -294,4 +294,7 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
         assert "each run gets a job of its own: no Java here" in out.getvalue()
     else:
         assert given == [application] * 3 and doc["application"] == record
-        assert "warmed up first: ingest/builtin, join/builtin at once, 1,600 msg/s" in md
+        assert (
+            "warmed up first: join/builtin, ingest/builtin in turn, each alone at 400 msg/s "
+            "for 40 s" in md
+        )
