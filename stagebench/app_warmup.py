@@ -6,9 +6,10 @@ its own would be only after minutes (docs/method.md#one-application-per-suite). 
 of what a micro-batch runs, it runs once per batch, so what warms a stage up is
 batches of its own query: the suite first runs each Spark stage it will measure alone
 in the application, the deepest first (a deeper stage runs the operators of those
-below it), on topics of its own at its rate for a fixed time, and measures nothing of
-it. Each stage then runs in turn, in the same application, with fresh topics and
-checkpoint, and warms up by the settle rule with the short windows of a warm JVM.
+below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed time,
+and measures nothing of it. Each stage then runs in turn, in the same application,
+with fresh topics and checkpoint, and warms up by the settle rule with the short
+windows of a warm JVM.
 """
 
 import time
@@ -19,7 +20,7 @@ from typing import Any
 from ground.errors import SparkError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.topics import create_topics
-from ground.stages import STAGES, stage
+from ground.stages import STAGES, chain, stage
 from pipelines.config import PipelineConfig
 from stagebench.application import Application
 from stagebench.console import Console
@@ -50,23 +51,28 @@ def warm_up(
             f"warming up the shared Spark application, {k} of {len(order)}: {run.stage} "
             f"({run.impl}) alone at {rate:,.0f} msg/s for {seconds:g} s, not measured"
         )
-        _warm_alone(application, run, settings, bootstrap, console, rate, root)
+        _warm_alone(application, run, settings, bootstrap, console, rate, seconds, root)
     record = {
         "stages": [f"{run.stage}/{run.impl}" for run, _ in order],
         "rate": rate,
         "seconds": seconds,
         "took_s": round(time.monotonic() - began, 1),
-        "dir": str(Path(root)),
+        "dir": str(root),
     }
     application.warmed_up = record
     return record
 
 
 def turns(runs: list[tuple[RunConfig, Settings]]) -> list[tuple[RunConfig, Settings]]:
-    """``runs`` in their warm-up's order: the deepest stage of the ladder first, since it
-    runs the operators of the stages below it, and each (stage, impl) once."""
-    unique = {(run.stage, run.impl): (run, settings) for run, settings in runs}
-    return sorted(unique.values(), key=lambda r: -STAGES.index(r[0].stage))
+    """``runs`` in their warm-up's order: the deepest stage first (the longest chain:
+    it runs the operators of the stages below it), each (stage, impl) once, as a stage
+    beside itself in another trigger mode is."""
+    unique: dict[tuple[str, str], tuple[RunConfig, Settings]] = {}
+    for run, settings in runs:
+        unique.setdefault((run.stage, run.impl), (run, settings))
+    return sorted(
+        unique.values(), key=lambda r: (-len(chain(r[0].stage)), STAGES.index(r[0].stage))
+    )
 
 
 def _warm_alone(
@@ -76,12 +82,12 @@ def _warm_alone(
     bootstrap: str,
     console: Console,
     rate: float,
+    seconds: float,
     root: Path,
 ) -> None:
-    """One stage's query alone in ``application`` on fresh topics for ``app_warmup_s``."""
+    """One stage's query alone in ``application`` on fresh topics for ``seconds``."""
     warm_id = new_run_id()
     topics = RunTopics.for_run(warm_id)
-    seconds = run.app_warmup_s
     warm = replace(run, rate=rate, warmup_s=0.0, duration_s=seconds, fault=None,
                    workload="latency", lead_in_s=0.0)  # fmt: skip
     run_dir = root / f"{run.stage}-{run.impl}-{warm_id}"
@@ -133,15 +139,16 @@ class Warmth:
     warmed_up: dict[str, Any] | None
     """What warmed up the JIT and the broker before the run; None outside such a suite."""
     spark: bool
+    """Whether the run's stage is a Spark job (the floor is not)."""
 
     @classmethod
     def of(cls, run: RunConfig, pipeline: PipelineConfig, app: Application | None) -> "Warmth":
         """A Spark run without a fault uses ``app`` if it still runs (else it went with
         a query that would not stop) and takes the run's settings."""
         spark = stage(run.stage).spark
-        shared = spark and app is not None and app.running and not run.fault
+        usable = spark and app is not None and app.running and not run.fault
         return cls(
-            app if shared and app.accepts(pipeline) else None,
+            app if usable and app.accepts(pipeline) else None,
             app.warmed_up if app is not None else None,
             spark,
         )
@@ -157,8 +164,9 @@ class Warmth:
     def record(self, warm_up_began: float) -> dict[str, Any]:
         """The warm-up record's ``application``: the shared application the run's query
         ran in (its age when the warm-up began, what warmed it up); for a suite's run
-        with a job of its own (the floor, a fault, real-time mode) what warmed up that
-        application and the broker before it; nothing outside a suite with one."""
+        with a job of its own (the floor, a fault, real-time mode, other Spark settings)
+        what warmed up that application and the broker before it; nothing outside a
+        suite with one."""
         if self.application is not None:
             age = round(self.application.age_s - (time.monotonic() - warm_up_began), 1)
             return {"application": {"shared": True, "age_s": age,

@@ -2,6 +2,7 @@
 
 import json
 import struct
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -61,13 +62,15 @@ def test_a_spark_stage_warms_up_at_least_the_minimum_the_floor_not():
 
 
 def test_the_application_warms_up_each_stage_once_the_deepest_first():
-    entries = [("ingest", "builtin"), ("tumbling", "custom"), ("join", "builtin"),
-               ("tumbling", "builtin"), ("ingest", "builtin")]  # fmt: skip
+    entries = [("ingest", "builtin"), ("tumbling-union", "builtin"), ("tumbling", "custom"),
+               ("join", "builtin"), ("tumbling", "builtin"), ("ingest", "builtin")]  # fmt: skip
     runs = [(RunConfig(stage=name, impl=impl), None) for name, impl in entries]
+    # tumbling-union builds on parse, not the join: shallower than the join
     assert [(run.stage, run.impl) for run, _ in turns(runs)] == [
         ("tumbling", "custom"),
         ("tumbling", "builtin"),
         ("join", "builtin"),
+        ("tumbling-union", "builtin"),
         ("ingest", "builtin"),
     ]
 
@@ -83,18 +86,23 @@ class _App:
         return self._accepts
 
 
+COLD = RunConfig(stage="join")
+WARM = (0.0, COLD.warm_settle_window_s)
+LONG = (COLD.warmup_min_s, COLD.settle_window_s)
+
+
 @pytest.mark.parametrize(
     ("run", "app", "shared", "settling"),
     [
         # a query of the warmed-up application settles with short windows, no minimum
-        (RunConfig(stage="join"), _App(), True, (0.0, 10.0)),
+        (COLD, _App(), True, WARM),
         # the floor runs no Spark: after the application's warm-up it settles as fast
-        (RunConfig(stage="floor"), _App(), False, (0.0, 10.0)),
+        (RunConfig(stage="floor"), _App(), False, WARM),
         # a Spark job of its own starts a cold JVM: the long rule
-        (RunConfig(stage="join", fault="broker-restart"), _App(), False, (240.0, 60.0)),
-        (RunConfig(stage="join"), _App(accepts=False), False, (240.0, 60.0)),
-        (RunConfig(stage="join"), _App(running=False), False, (240.0, 60.0)),
-        (RunConfig(stage="join"), None, False, (240.0, 60.0)),
+        (RunConfig(stage="join", fault="broker-restart"), _App(), False, LONG),
+        (COLD, _App(accepts=False), False, LONG),
+        (COLD, _App(running=False), False, LONG),
+        (COLD, None, False, LONG),
     ],
     ids=["shared", "floor", "fault", "other-settings", "stopped", "no-suite"],
 )
@@ -102,12 +110,15 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
     warmth = Warmth.of(run, None, app)
     assert warmth.application is (app if shared else None)
     assert warmth.settling(run) == settling
-    record = warmth.record(warm_up_began=0.0)
+    # the record, at the warm-up's start: the application's age then
+    record = warmth.record(warm_up_began=time.monotonic() - 30)
     if app is None:
         assert record == {}
     else:
         assert record["application"]["shared"] is shared
         assert record["application"]["warmed_up"] == app.warmed_up
+        if shared:
+            assert record["application"]["age_s"] == pytest.approx(70, abs=1)
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     assert warmed_up["stages"] == ["ingest/builtin"] and warmed_up["rate"] == 400
     ingest = summaries["ingest"]["warmup"]["application"]
     assert ingest["shared"] is True and ingest["warmed_up"] == warmed_up
-    assert ingest["age_s"] >= warmed_up["seconds"]
+    assert ingest["age_s"] >= warmed_up["took_s"] >= warmed_up["seconds"]
     assert summaries["floor"]["warmup"]["application"]["shared"] is False
     assert not (Path(rows[1]["run_dir"]) / "pipeline.log").exists()  # no job of its own
     app_log = (suite_dir / "application" / "application.log").read_text()
@@ -448,7 +448,12 @@ def test_a_suites_shared_application_never_outlives_the_suite(kafka_bootstrap, t
 
 
 def _signal_when_running(
-    args: list[str], bootstrap: str, results: Path, ready: str, signum, grace_s: float
+    args: list[str],
+    bootstrap: str,
+    results: Path,
+    ready: str,
+    signum: signal.Signals,
+    grace_s: float,
 ) -> None:
     """Start ``stagebench ARGS``, send it ``signum`` once a file matching ``ready`` exists
     under ``results``, and assert that no job it started is left ``grace_s`` after it
