@@ -30,6 +30,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,11 @@ from pipelines.sink import query_name
 log = logging.getLogger(__name__)
 
 POLL_S = 0.2
+"""How often commands and the stop event are looked at, and queries that are not ready
+yet polled (a run waits for them)."""
+WATCH_S = 2.0
+"""How often ready queries are polled: each poll calls into the driver JVM, and at
+``POLL_S`` those calls cost ingest 2-3 ms a micro-batch (docs/method.md)."""
 
 
 @dataclass
@@ -53,6 +59,7 @@ class _Query:
     run_dir: Path
     config: PipelineConfig
     query: Any
+    ready: bool = False
 
 
 class Server:
@@ -62,7 +69,9 @@ class Server:
         self.spark, self.conf = spark, conf
         self.progress = ProgressWriter()
         spark.streams.addListener(self.progress)
+        self.app_id: str = spark.sparkContext.applicationId
         self.queries: dict[Path, _Query] = {}
+        self.polled = 0.0
 
     def handle(self, command: dict[str, Any]) -> None:
         """Carry out one command; whatever goes wrong with it is its query's failure,
@@ -102,26 +111,32 @@ class Server:
         if running is not None and running.query.isActive:
             running.query.stop()
 
-    def poll(self) -> None:
+    def poll_due(self, now: float) -> bool:
+        """Whether to poll the queries at ``now`` (monotonic seconds): every ``POLL_S``
+        while one is not ready yet, else every ``WATCH_S``."""
+        unready = any(not running.ready for running in self.queries.values())
+        return unready or now >= self.polled + WATCH_S
+
+    def poll(self, now: float) -> None:
         """Mark ready queries; report and forget those that stopped by themselves."""
-        app_id = self.spark.sparkContext.applicationId
+        self.polled = now
         for run_dir, running in list(self.queries.items()):
             try:
-                self._poll(run_dir, running, app_id)
+                self._poll(run_dir, running)
             except Exception as err:
                 _fail(run_dir, err)
                 del self.queries[run_dir]
 
-    def _poll(self, run_dir: Path, running: _Query, app_id: str) -> None:
+    def _poll(self, run_dir: Path, running: _Query) -> None:
         query = running.query
         if not query.isActive:
             error = query.exception()
             _fail(run_dir, error or StagebenchError("the query stopped by itself"))
             del self.queries[run_dir]
             return
-        ready_file = run_dir / rundir.READY
-        if not ready_file.exists() and ready(query, running.config.trigger == "real-time"):
-            ready_file.write_text(app_id + "\n")
+        if not running.ready and ready(query, running.config.trigger == "real-time"):
+            (run_dir / rundir.READY).write_text(self.app_id + "\n")
+            running.ready = True
 
     def close(self) -> None:
         for run_dir in list(self.queries):
@@ -165,7 +180,9 @@ def serve(app_dir: Path, stop: threading.Event, commands: "queue.Queue[dict[str,
         while not stop.is_set():
             with contextlib.suppress(queue.Empty):
                 server.handle(commands.get(timeout=POLL_S))
-            server.poll()
+            now = time.monotonic()
+            if server.poll_due(now):
+                server.poll(now)
     finally:
         server.close()
         spark.stop()
