@@ -50,8 +50,9 @@ POLL_S = 0.2
 """How often commands and the stop event are looked at, and queries that are not ready
 yet polled (a run waits for them)."""
 WATCH_S = 2.0
-"""How often ready queries are polled: each poll calls into the driver JVM, and at
-``POLL_S`` those calls cost ingest 2-3 ms a micro-batch (docs/method.md)."""
+"""How often ready queries are polled: each poll calls into the driver JVM, whose two
+cores the queries' micro-batches need (docs/method.md#one-application-per-suite), and
+the bench checks a run's health only every 2 s."""
 
 
 @dataclass
@@ -107,9 +108,14 @@ class Server:
         self.queries[run_dir] = _Query(run_dir, config, query)
 
     def _stop(self, run_dir: Path) -> None:
+        """Stop the query; one that had already failed (since the last poll) says so."""
         running = self.queries.pop(run_dir, None)
-        if running is not None and running.query.isActive:
+        if running is None:
+            return
+        if running.query.isActive:
             running.query.stop()
+        elif error := running.query.exception():
+            _fail(run_dir, error)
 
     def poll_due(self, now: float) -> bool:
         """Whether to poll the queries at ``now`` (monotonic seconds): every ``POLL_S``

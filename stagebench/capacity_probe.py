@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ground.config import require
-from stagebench.resources import SATURATED_SHARE_WARN
+from stagebench.resource_summary import SATURATED_SHARE_WARN
 
 PROBE_DRAIN_GRACE_S = 10.0
 """A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits

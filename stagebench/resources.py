@@ -7,7 +7,7 @@ process and all its children; ``broker``: the Kafka JVM when it runs here;
 heap in use (from the JVMs' hsperfdata, where available). At the same
 instant it records the machine's CPU (row ``machine``) and the CPU that
 processes outside every group used (row ``outside``), so a run can say
-whether the machine itself was the bottleneck (``machine_warnings``).
+whether the machine itself was the bottleneck (:mod:`stagebench.resource_summary`).
 
 All CPU figures are in % of one core: 200 is two cores fully busy.
 
@@ -36,11 +36,13 @@ A row describes the ``interval_s`` before its ``time_ms`` (this machine's
 wall clock).
 """
 
+import csv
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import psutil
@@ -65,15 +67,6 @@ CSV_FIELDS: Final = (
     "cpu_steal",
 )
 """Columns of resources.csv; the last four only in ``machine`` rows."""
-
-SATURATED_BUSY_SHARE: Final = 0.90
-"""A sampled second is saturated when busy CPU ≥ this share of all cores."""
-SATURATED_SHARE_WARN: Final = 0.10
-"""Warn when more than this share of the measured seconds were saturated."""
-OUTSIDE_CORES_WARN: Final = 0.25
-"""Warn when processes outside the run used more than this many cores on average."""
-STEAL_PCT_WARN: Final = 5.0
-"""Warn when the hypervisor took more than this % of one core on average."""
 
 _USER = ("user", "nice")
 _SYSTEM = ("system", "irq", "softirq", "interrupt", "dpc")  # Linux and Windows names
@@ -303,84 +296,9 @@ def _cpu_seconds(proc: psutil.Process) -> tuple[float, float]:
     return t.user + t.system, t.children_user + t.children_system
 
 
-def summarise(
-    samples: list[dict[str, Any]],
-    from_ms: int | None = None,
-    to_ms: int | None = None,
-    cores: int | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Mean and max per process group and metric, and the machine's load, for summary.json.
-
-    Only samples with ``from_ms ≤ time_ms ≤ to_ms`` count (either bound may be
-    None). ``cores`` defaults to this machine's logical CPU count.
-    """
-    rows = [
-        s
-        for s in samples
-        if (from_ms is None or s["time_ms"] >= from_ms) and (to_ms is None or s["time_ms"] <= to_ms)
-    ]
-    out: dict[str, dict[str, Any]] = {}
-    for name in sorted({s["process"] for s in rows} - {MACHINE, OUTSIDE}):
-        group = [s for s in rows if s["process"] == name]
-        entry: dict[str, Any] = {"samples": len(group)}
-        for metric in ("cpu_percent", "rss_mb", "heap_used_mb"):
-            values = [r[metric] for r in group if r[metric] is not None]
-            entry[f"{metric}_mean"] = _mean(values)
-            entry[f"{metric}_max"] = max(values) if values else None
-        out[name] = entry
-    out[MACHINE] = _machine_summary(rows, cores or psutil.cpu_count() or 1)
-    return out
-
-
-def _machine_summary(rows: list[dict[str, Any]], cores: int) -> dict[str, Any]:
-    def column(process: str, name: str) -> list[float]:
-        return [r[name] for r in rows if r["process"] == process and r.get(name) is not None]
-
-    total = column(MACHINE, "cpu_percent")
-    outside = column(OUTSIDE, "cpu_percent")
-    line = SATURATED_BUSY_SHARE * cores * 100
-    return {
-        "cores": cores,
-        "samples": len(total),
-        "cpu_total_pct_mean": _mean(total),
-        "cpu_total_pct_max": max(total) if total else None,
-        "cpu_outside_run_pct_mean": _mean(outside),
-        "cpu_outside_run_pct_max": max(outside) if outside else None,
-        "steal_pct_mean": _mean(column(MACHINE, "cpu_steal")),
-        "iowait_pct_mean": _mean(column(MACHINE, "cpu_iowait")),
-        "saturated_share": round(sum(v >= line for v in total) / len(total), 3) if total else None,
-    }
-
-
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 1) if values else None
-
-
-def machine_warnings(summary: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Reasons not to trust a latency because of the machine, from ``summarise``'s result."""
-    machine = summary.get(MACHINE) or {}
-    consequence = "this latency measures this machine, not the pipeline"
-    warnings = []
-    if (share := machine.get("saturated_share")) is not None and share > SATURATED_SHARE_WARN:
-        warnings.append(
-            f"the machine was saturated: all {machine['cores']} cores at least "
-            f"{_num(SATURATED_BUSY_SHARE * 100)} % busy in {_num(share * 100)} % of the measured "
-            f"seconds (warn above {_num(SATURATED_SHARE_WARN * 100)} %): {consequence}"
-        )
-    outside = machine.get("cpu_outside_run_pct_mean")
-    if outside is not None and outside > OUTSIDE_CORES_WARN * 100:
-        warnings.append(
-            f"other processes used {outside / 100:.3g} cores on average during the measured "
-            f"period (warn above {OUTSIDE_CORES_WARN:g} of a core): {consequence}"
-        )
-    if (steal := machine.get("steal_pct_mean")) is not None and steal > STEAL_PCT_WARN:
-        warnings.append(
-            f"the hypervisor took {_num(steal)} % of a core on average from this virtual machine "
-            f"(CPU steal; warn above {_num(STEAL_PCT_WARN)} %): {consequence}"
-        )
-    return warnings
-
-
-def _num(value: float) -> str:
-    """At most one decimal, none when it is zero: 34, 10.5."""
-    return f"{round(value, 1):g}"
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """The samples as resources.csv (``CSV_FIELDS``)."""
+    with path.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)

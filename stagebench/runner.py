@@ -24,7 +24,6 @@ This module is the flow; its parts are apart: the configurations
 and the faults (:mod:`stagebench.fault_injection`).
 """
 
-import csv
 import json
 import os
 import time
@@ -46,7 +45,7 @@ from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
 from publisher.workload import workload
-from stagebench import html_report, pace, resources
+from stagebench import html_report, pace, resource_summary, resources
 from stagebench.app_warmup import Warmth
 from stagebench.application import Application
 from stagebench.broker_clock import BrokerClock
@@ -76,10 +75,6 @@ class RunResult:
     """The run's report.html."""
 
 
-def run_dir_name(stage: str, run_id: str, now: datetime | None = None) -> str:
-    return rundir.dir_name(stage, run_id, now)
-
-
 def execute(
     run: RunConfig,
     settings: Settings,
@@ -93,7 +88,7 @@ def execute(
     validate(run, settings)  # before a broker is started for settings that cannot run
     bootstrap = resolve(run.bootstrap)
     run_id = new_run_id()
-    run_dir = Path(run.results_dir) / run_dir_name(run.stage, run_id)
+    run_dir = Path(run.results_dir) / rundir.dir_name(run.stage, run_id)
     prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application)
     run_dir.mkdir(parents=True)
     return prepared.execute()
@@ -173,8 +168,7 @@ class Run:
                 self._start_publisher()
                 self._wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
                 self._start_pipeline()
-                self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None,
-                               **self.warmth.record(self.warm_up_began)}  # fmt: skip
+                self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None}
             else:
                 self._start_pipeline()
                 self._start_publisher()
@@ -229,7 +223,7 @@ class Run:
         if run.warmup_s != "auto":
             self._wait(float(run.warmup_s), "warming up")
             self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
-                           **lead_in, **self.warmth.record(self.warm_up_began)}  # fmt: skip
+                           **lead_in}  # fmt: skip
             if not run.warmup_s:
                 self._warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
@@ -251,7 +245,7 @@ class Run:
         self.warmup = {"mode": "auto", "seconds": found, "settled": settled,
                        "min_s": shortest, "max_s": run.warmup_max_s,
                        "window_s": window, "windows": SETTLE_WINDOWS, "tolerance": tolerance,
-                       **lead_in, **self.warmth.record(self.warm_up_began)}  # fmt: skip
+                       **lead_in}  # fmt: skip
         settling = f"{SETTLE_WINDOWS} windows of {window:g} s in a row"
         if settled:
             self.console.step(
@@ -332,24 +326,22 @@ class Run:
         self.publisher.wait(10)
         samples = self.sampler.stop()
         pace_after_ms = pace.measure()  # the job has stopped: the host's speed after the run
-        _write_csv(self.dir / rundir.RESOURCES, samples)
+        resources.write_csv(self.dir / rundir.RESOURCES, samples)
+        machine_pace = pace.section(self.pace_before_ms, pace_after_ms)
+        broker = self.health.local_broker
         # the measured period, read on this machine's clock: the same clock as the
         # broker's when it runs here; otherwise off by their skew, which is small beside
         # one-second samples
-        self.resources = resources.summarise(
-            samples, self.marks.get("start_ms"), self.marks.get("end_ms"), self.sampler.cores
+        self.resources = resource_summary.run_summary(
+            samples,
+            self.marks.get("start_ms"),
+            self.marks.get("end_ms"),
+            self.sampler.cores,
+            machine_pace,
+            broker.describe() if broker else {"kind": "remote"},
         )
-        machine_pace = pace.section(self.pace_before_ms, pace_after_ms)
-        self.resources[resources.MACHINE]["pace"] = machine_pace
-        # what the broker was and what it used: a container's processes are the broker's
-        usage = self.resources.get("broker") or {}
-        broker = self.health.local_broker
-        self.resources[resources.MACHINE]["broker"] = {
-            **(broker.describe() if broker else {"kind": "remote"}),
-            "cpu_percent_mean": usage.get("cpu_percent_mean"),
-            "rss_mb_max": usage.get("rss_mb_max"),
-        }
-        for warning in resources.machine_warnings(self.resources) + pace.run_warnings(machine_pace):
+        machine_warnings = resource_summary.machine_warnings(self.resources)
+        for warning in machine_warnings + pace.run_warnings(machine_pace):
             self._warn(warning)
         if summary := self.publisher.summary:
             self._write(rundir.PUBLISHER, summary.to_dict())
@@ -383,7 +375,7 @@ class Run:
                 "leaders": {"before": self.health.leaders_before, "after": self.leaders_after},
                 "faults": self.injector.faults,
                 "marks_ms": self.marks,
-                "warmup": self.warmup,
+                "warmup": {**self.warmup, **self.warmth.record(self.warm_up_began)},
                 "warnings": self.warnings,
                 "dropped_by_watermark": dropped_by_watermark(
                     progress_events(self.dir / rundir.PROGRESS)
@@ -404,10 +396,3 @@ class Run:
 
     def _write(self, name: str, data: Any) -> None:
         (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")
-
-
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=resources.CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)

@@ -1,4 +1,4 @@
-"""When the shared application polls its queries (each poll calls into the driver JVM).
+"""How the shared application watches and stops its queries.
 
 The session and the queries are stand-ins with the attributes the server reads; the
 application itself runs against real Spark and Kafka in tests/stagebench/test_runs.py.
@@ -23,9 +23,14 @@ class _StreamingQuery:
         self.isActive = True
         self.lastProgress: Any = None
         self.status = {"message": "Initializing sources"}
+        self.error: Exception | None = None
+        self.stopped = False
 
-    def exception(self) -> None:
-        return None
+    def exception(self) -> Exception | None:
+        return self.error
+
+    def stop(self) -> None:
+        self.isActive, self.stopped = False, True
 
 
 def _server_with_query(tmp_path: Path) -> tuple[Server, _StreamingQuery]:
@@ -63,6 +68,27 @@ def test_a_ready_query_that_stops_by_itself_is_reported_at_the_next_poll(tmp_pat
     server.poll(100.0)
     query.isActive = False
     assert not server.poll_due(100.0 + POLL_S)
+    assert server.poll_due(100.0 + WATCH_S)
     server.poll(100.0 + WATCH_S)
     assert (tmp_path / rundir.FAILED).read_text() == "the query stopped by itself\n"
     assert server.queries == {}
+
+
+def test_a_stop_reports_a_query_that_failed_since_the_last_poll(tmp_path: Path) -> None:
+    server, query = _server_with_query(tmp_path)
+    query.lastProgress = {"batchId": 0}
+    server.poll(100.0)
+    query.isActive = False
+    query.error = RuntimeError("the broker went away")
+    server.handle({"stop": str(tmp_path)})
+    assert (tmp_path / rundir.FAILED).read_text() == "the broker went away\n"
+    assert (tmp_path / rundir.STOPPED).exists()
+    assert server.queries == {}
+
+
+def test_a_stop_of_a_running_query_stops_it_and_reports_no_failure(tmp_path: Path) -> None:
+    server, query = _server_with_query(tmp_path)
+    server.handle({"stop": str(tmp_path)})
+    assert query.stopped
+    assert not (tmp_path / rundir.FAILED).exists()
+    assert (tmp_path / rundir.STOPPED).exists()

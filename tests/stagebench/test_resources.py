@@ -1,6 +1,5 @@
 """The resource sampler, its summary and the machine warnings; neither Kafka nor Spark."""
 
-import csv
 import os
 import subprocess
 import sys
@@ -12,16 +11,15 @@ import pytest
 
 from stagebench import resources
 from stagebench.resource_plot import plot_resources
-from stagebench.resources import (
-    CSV_FIELDS,
+from stagebench.resource_summary import (
     OUTSIDE_CORES_WARN,
     SATURATED_SHARE_WARN,
     STEAL_PCT_WARN,
-    Group,
-    ResourceSampler,
     machine_warnings,
+    run_summary,
     summarise,
 )
+from stagebench.resources import CSV_FIELDS, Group, ResourceSampler, write_csv
 
 BUSY_LOOP = [sys.executable, "-c", "while True: pass"]
 
@@ -78,6 +76,18 @@ def test_summary_without_machine_rows_has_an_empty_machine_entry():
     assert out["machine"]["samples"] == 0
     assert out["machine"]["saturated_share"] is None
     assert machine_warnings(out) == []
+
+
+def test_a_runs_summary_adds_the_machines_pace_and_what_the_broker_was_and_used():
+    samples = [group_row(1000, "broker", 10.0, rss=310.0),
+               group_row(2000, "broker", 30.0, rss=330.0)]  # fmt: skip
+    pace = {"before_ms": 50.0, "after_ms": 51.0}
+    out = run_summary(samples, 1000, 2000, 2, pace, {"kind": "embedded", "version": "4.3.1"})
+    assert out["machine"]["pace"] == pace
+    assert out["machine"]["broker"] == {"kind": "embedded", "version": "4.3.1",
+                                        "cpu_percent_mean": 20.0, "rss_mb_max": 330.0}  # fmt: skip
+    remote = run_summary([], None, None, 2, pace, {"kind": "remote"})["machine"]["broker"]
+    assert remote == {"kind": "remote", "cpu_percent_mean": None, "rss_mb_max": None}
 
 
 def machine_summary(**values):
@@ -238,10 +248,7 @@ def test_the_plot_draws_groups_machine_and_outside(tmp_path):
     samples = []
     for t in range(1000, 6000, 1000):
         samples += [group_row(t, "engine", 100.0, heap=50.0), *machine_rows(t, 130.0, 30.0)]
-    with (tmp_path / "resources.csv").open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(samples)
+    write_csv(tmp_path / "resources.csv", samples)
     (tmp_path / "timeseries.csv").write_text(
         "second,input_count,output_count,latency_p50_ms,latency_p99_ms\n"
         + "".join(f"{s},400,400,100,200\n" for s in range(1, 6))

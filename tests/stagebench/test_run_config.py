@@ -3,7 +3,6 @@
 import json
 import struct
 import time
-from datetime import UTC, datetime
 
 import pytest
 
@@ -12,8 +11,7 @@ from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, read_counters
 from stagebench.app_warmup import Warmth, turns
 from stagebench.engine import drained
-from stagebench.resources import summarise
-from stagebench.runner import run_dir_name
+from stagebench.resource_summary import summarise
 from stagebench.settings import CLI, DEFAULT, RunConfig, effective, load
 from stagebench.summary_table import format_runs
 
@@ -146,11 +144,6 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
 def test_run_config_validation(values, message):
     with pytest.raises(ConfigError, match=message):
         from_mapping(RunConfig, values, "run")
-
-
-def test_run_dir_name_sorts_by_time():
-    when = datetime(2026, 11, 23, 4, 5, 6, tzinfo=UTC)
-    assert run_dir_name("join", "ab12", when) == "20261123T040506Z-join-ab12"
 
 
 def _events(tmp_path, events):
