@@ -50,7 +50,7 @@ POLL_S = 0.2
 """How often commands and the stop event are looked at, and queries that are not ready
 yet polled (a run waits for them)."""
 WATCH_S = 2.0
-"""How often ready queries are polled: each poll calls into the driver JVM, whose two
+"""How often ready queries are polled: each poll calls into the driver JVM, whose
 cores the queries' micro-batches need (docs/method.md#one-application-per-suite), and
 the bench checks a run's health only every 2 s."""
 
