@@ -15,7 +15,6 @@ from ground.errors import ConfigError
 from ground.stages import Impl, check_impl, stage
 
 JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-G1_REGION_MB = (0, 1, 2, 4, 8, 16, 32)
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 LOCAL_CHECKPOINT_CONF = {
     "spark.sql.streaming.checkpointFileManagerClass": (
@@ -138,24 +137,9 @@ class PipelineConfig:
     from 36 to 28 ms between the 2nd and the 7th minute of a run. At 0.25 it was flat from
     140 s, at the 7-minute level, for about the same CPU; join settled by 200 s, below the
     default's level. 0.05 over-compiled: join's CPU rose from 139 to 160 % of a core."""
-    g1_region_mb: int = dataclasses.field(
-        default=16,
-        metadata={
-            "help": "G1's heap region size in MB for the driver and executor JVMs "
-            "(-XX:G1HeapRegionSize; 0 leaves the JVM's choice, 1 MB for Spark's 2 GB driver)"
-        },
-    )
-    """Each micro-batch broadcasts its task binary in 4 MB blocks (``spark.broadcast.blockSize``)
-    and serializes task results into chunked buffers. With the 1 MB regions G1 picks for a
-    2 GB heap, every such buffer is humongous (at least half a region), allocated straight
-    into the old generation, and once the heap is past G1's initiating threshold each one
-    starts a young pause. A shared application, carrying its earlier queries' objects, sits
-    there more often: on a 2-core machine its ingest ran 7.7 GCs and 56 ms of pauses a
-    second at 36 ms p50. At 16 MB the buffers are young objects: 2.1 GCs and 15 ms a second,
-    27 ms, as in a JVM of its own (docs/spark.md)."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
-    are appended to the JIT and G1 options instead, and the JVM lets a later flag win)."""
+    are appended to the JIT option instead, and the JVM lets a later flag win)."""
 
     def __post_init__(self) -> None:
         check_impl(self.stage, self.impl)
@@ -180,11 +164,6 @@ class PipelineConfig:
         require(
             self.jit_threshold_scaling > 0,  # 0 would stop the JIT: interpreted only
             f"jit_threshold_scaling must be > 0, got {self.jit_threshold_scaling}",
-        )
-        require(
-            self.g1_region_mb in G1_REGION_MB,
-            f"g1_region_mb must be 0 (the JVM's choice) or a power of two from 1 to 32, "
-            f"got {self.g1_region_mb}",
         )
         require(self.trigger_interval_ms >= 0, "trigger_interval_ms must be >= 0")
         require(self.shuffle_partitions >= 1, "shuffle_partitions must be >= 1")
@@ -287,12 +266,8 @@ class PipelineConfig:
         if self.local_checkpoint:
             conf.update(LOCAL_CHECKPOINT_CONF)
         conf.update(self.spark_conf)
-        ours = []
         if self.jit_threshold_scaling != 1:
-            ours.append(f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}")
-        if self.g1_region_mb:
-            ours.append(f"-XX:G1HeapRegionSize={self.g1_region_mb}m")
-        if ours:
+            jit = f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}"
             for key in JAVA_OPTIONS:
-                conf[key] = " ".join([*ours, self.spark_conf.get(key, "")]).strip()
+                conf[key] = f"{jit} {self.spark_conf.get(key, '')}".strip()
         return conf

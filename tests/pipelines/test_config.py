@@ -44,22 +44,14 @@ def test_spark_conf_has_latency_settings_and_overrides_win():
     assert make(shuffle_partitions=3).spark_conf_effective()["spark.sql.shuffle.partitions"] == "3"
 
 
-def test_the_jit_and_g1_options_reach_both_jvms_before_the_users_options():
+def test_the_jit_option_reaches_both_jvms_before_the_users_options():
     driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
-    ours = "-XX:CompileThresholdScaling=0.25 -XX:G1HeapRegionSize=16m"
     effective = make().spark_conf_effective()
-    assert effective[driver] == effective[executor] == ours
-    mine = make(jit_threshold_scaling=0.5, g1_region_mb=32, spark_conf={driver: "-Xss4m"})
-    options = mine.spark_conf_effective()
-    # the later flag wins, so the user's own options come last
-    assert options[driver] == "-XX:CompileThresholdScaling=0.5 -XX:G1HeapRegionSize=32m -Xss4m"
-    assert options[executor] == "-XX:CompileThresholdScaling=0.5 -XX:G1HeapRegionSize=32m"
-    only_g1 = make(jit_threshold_scaling=1).spark_conf_effective()
-    assert only_g1[driver] == only_g1[executor] == "-XX:G1HeapRegionSize=16m"
-    assert (
-        not {driver, executor}
-        & make(jit_threshold_scaling=1, g1_region_mb=0).spark_conf_effective().keys()
-    )
+    assert effective[driver] == effective[executor] == "-XX:CompileThresholdScaling=0.25"
+    mine = make(jit_threshold_scaling=0.5, spark_conf={driver: "-Xss4m"}).spark_conf_effective()
+    assert mine[driver] == "-XX:CompileThresholdScaling=0.5 -Xss4m"  # the later flag wins
+    assert mine[executor] == "-XX:CompileThresholdScaling=0.5"
+    assert not {driver, executor} & make(jit_threshold_scaling=1).spark_conf_effective().keys()
 
 
 @pytest.mark.parametrize(
@@ -87,8 +79,6 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
         ({"stage": "join", "impl": "custom"}, "impl 'custom' exists only"),
         ({"stage": "join", "trigger": "real-time"}, "real-time mode does not support"),
         ({"jit_threshold_scaling": 0}, "jit_threshold_scaling must be > 0"),
-        ({"g1_region_mb": 3}, "g1_region_mb must be 0"),
-        ({"g1_region_mb": 64}, "g1_region_mb must be 0"),
         ({"impl": "custom", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "sliding", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "tumbling", "trigger": "real-time"}, "real-time mode does not support"),
