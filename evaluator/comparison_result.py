@@ -12,7 +12,7 @@ percentiles takes them with ``getattr(row, f"increment_{q}_ci95")``.
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.result import as_dict, key_doc
+from evaluator.record import as_dict, key_doc
 
 Bounds = list[float]
 """[lo, hi]."""

@@ -7,45 +7,20 @@ Both evaluation engines (pandas, :mod:`evaluator.measure`; Spark,
 :meth:`Summary.as_dict` is summary.json. Each field's ``metadata["doc"]`` says what
 its key holds: docs/results-schema.md is generated from them
 (:mod:`evaluator.result_schema`). A field marked ``omit_none`` has no key when it is
-None; a ``flatten`` record's keys join its parent's (none when it is None).
+None; a ``flatten`` record's keys join its parent's (none when it is None): the
+conventions of :mod:`evaluator.record`.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from evaluator.latency import Period
+from evaluator.record import Section, Stats, as_dict, key_doc
 from evaluator.stats import STAT_KEYS
-
-Stats = dict[str, float | int | None]
-"""count, mean, min, the percentile ladder and max (:data:`evaluator.stats.STAT_KEYS`)."""
-Section = dict[str, Any]
-"""A section kept as its producer wrote it (its keys are listed in its doc)."""
-
-
-def key_doc(text: str, **more: Any) -> dict[str, Any]:
-    """A field's metadata: its documentation (and ``omit_none``/``flatten``/``keys``)."""
-    return {"doc": text, **more}
-
-
-def as_dict(record: Any) -> dict[str, Any]:
-    """A record's keys and values in field order, nested records as dicts; values are
-    not copied."""
-    out: dict[str, Any] = {}
-    for f in fields(record):
-        value = getattr(record, f.name)
-        if value is None and (f.metadata.get("omit_none") or f.metadata.get("flatten")):
-            continue
-        if is_dataclass(value):
-            value = as_dict(value)
-            if f.metadata.get("flatten"):
-                out.update(value)
-                continue
-        out[f.name] = value
-    return out
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from evaluator import recovery, stats
 from evaluator.catchup import catch_up
 from evaluator.caveats import distrust, missing_warning, run_warnings, steady_warnings
 from evaluator.config import EvaluatorConfig
-from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Measurement, Summary, as_dict
+from evaluator.record import as_dict
+from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Measurement, Summary
 from evaluator.run_info import RunInfo
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.config import as_dict as config_dict
