@@ -6,11 +6,10 @@ its own would be only after minutes (docs/method.md#one-application-per-suite). 
 of what a micro-batch runs, it runs once per batch, so what warms a stage up is
 batches of its own query: the suite first runs each Spark stage it will measure alone
 in the application, the deepest first (a deeper stage runs the operators of those
-below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed time
-(the stateless stages, whose p50 is a few batches' time, longer:
-:attr:`~stagebench.settings.RunConfig.app_warmup_alone_s`), and measures nothing of
-it. Each stage then runs in turn, in the same application, with fresh topics and
-checkpoint, and warms up by the settle rule with the short windows of a warm JVM.
+below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed time,
+and measures nothing of it. Each stage then runs in turn, in the same application,
+with fresh topics and checkpoint, and warms up by the settle rule with the short
+windows of a warm JVM.
 """
 
 import time
@@ -39,24 +38,22 @@ def warm_up(
     bootstrap: str,
     console: Console,
 ) -> dict[str, Any]:
-    """Run each query of ``runs`` alone in ``application`` (:func:`turns`) at the first
-    run's ``app_warmup_rate`` times its rate, each for its stage's
-    :attr:`~stagebench.settings.RunConfig.app_warmup_alone_s`; what was done, for each
-    run's conditions (``application`` in its warm-up record)."""
+    """Run each query of ``runs`` alone in ``application`` (:func:`turns`), each for the
+    first run's ``app_warmup_s`` at ``app_warmup_rate`` times its rate; what was done,
+    for each run's conditions (``application`` in its warm-up record)."""
     first = runs[0][0]
-    rate = first.rate * first.app_warmup_rate
+    rate, seconds = first.rate * first.app_warmup_rate, first.app_warmup_s
     root = application.dir / f"warmup-{new_run_id()}"
     began = time.monotonic()
     order = turns(runs)
-    seconds = {f"{run.stage}/{run.impl}": run.app_warmup_alone_s for run, _ in order}
-    for k, ((run, settings), alone) in enumerate(zip(order, seconds.values(), strict=True), 1):
+    for k, (run, settings) in enumerate(order, 1):
         console.step(
             f"warming up the shared Spark application, {k} of {len(order)}: {run.stage} "
-            f"({run.impl}) alone at {rate:,.0f} msg/s for {alone:g} s, not measured"
+            f"({run.impl}) alone at {rate:,.0f} msg/s for {seconds:g} s, not measured"
         )
-        _warm_alone(application, run, settings, bootstrap, console, rate, alone, root)
+        _warm_alone(application, run, settings, bootstrap, console, rate, seconds, root)
     record = {
-        "stages": list(seconds),
+        "stages": [f"{run.stage}/{run.impl}" for run, _ in order],
         "rate": rate,
         "seconds": seconds,
         "took_s": round(time.monotonic() - began, 1),
@@ -127,8 +124,8 @@ def describe_warm_up(record: dict[str, Any]) -> str:
     return (
         "The Spark runs in micro-batches without a fault ran as queries of one shared Spark "
         "application, warmed up first: "
-        f"{', '.join(f'{name} for {s:g} s' for name, s in record['seconds'].items())} in "
-        f"turn, each alone at {record['rate']:,.0f} msg/s, not measured."
+        f"{', '.join(record['stages'])} in turn, each alone at {record['rate']:,.0f} msg/s "
+        f"for {record['seconds']:g} s, not measured."
     )
 
 

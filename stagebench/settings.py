@@ -133,31 +133,19 @@ class RunConfig:
         default="shared",
         metadata={
             "help": "suite: shared runs the Spark stages' queries in one Spark application, "
-            "warmed up once (each Spark stage alone for app_warmup_s or "
-            "app_warmup_stateless_s), so that each stage "
+            "warmed up once (each Spark stage alone for app_warmup_s), so that each stage "
             "starts with what the JIT compiled; per-run starts a job of its own per run "
             "(runs with a fault, in real-time mode or with other Spark settings always do)",
             "choices": APPLICATIONS,
         },
     )
     app_warmup_s: float = field(
-        default=25.0,
+        default=40.0,
         metadata={
-            "help": "suite, shared application: seconds each stateful Spark stage (the join "
-            "and the windows) runs alone in its warm-up, not measured"
+            "help": "suite, shared application: seconds each Spark stage runs alone in its "
+            "warm-up, not measured"
         },
     )
-    app_warmup_stateless_s: float = field(
-        default=90.0,
-        metadata={
-            "help": "suite, shared application: seconds each stateless Spark stage (ingest, "
-            "parse) runs alone in its warm-up, not measured"
-        },
-    )
-    """A stateless stage's p50 is tens of ms, so the 1–2 ms a minute its batches still
-    gain from the JIT for minutes are more than the 10 % a suite must agree to with a JVM
-    of its own; the stateful stages' p50 (hundreds of ms and more) is mostly waiting for
-    the other side or the watermark, and they run the stateless stages' operators too."""
     app_warmup_rate: float = field(
         default=1.0,
         metadata={
@@ -249,12 +237,6 @@ class RunConfig:
         return self.tail_s if stage(self.stage).window else 0.0
 
     @property
-    def app_warmup_alone_s(self) -> float:
-        """Seconds the stage runs alone in a shared application's warm-up: stateful
-        stages ``app_warmup_s``, stateless ones ``app_warmup_stateless_s``."""
-        return self.app_warmup_s if stage(self.stage).stateful else self.app_warmup_stateless_s
-
-    @property
     def shortest_warmup_s(self) -> float:
         """The auto warm-up's shortest: ``warmup_min_s`` capped by ``warmup_max_s``; none for
         the floor, which runs no JVM (nothing of it compiles late)."""
@@ -285,10 +267,6 @@ class RunConfig:
             self.app_warmup_s > 0,
             f"app_warmup_s must be > 0, got {self.app_warmup_s} (application = per-run runs "
             "without a shared application)",
-        )
-        require(
-            self.app_warmup_stateless_s > 0,
-            f"app_warmup_stateless_s must be > 0, got {self.app_warmup_stateless_s}",
         )
         require(self.app_warmup_rate > 0, "app_warmup_rate must be > 0")
         require(

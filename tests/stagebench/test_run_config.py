@@ -3,7 +3,6 @@
 import json
 import struct
 import time
-from dataclasses import replace
 
 import pytest
 
@@ -72,15 +71,6 @@ def test_the_application_warms_up_each_stage_once_the_deepest_first():
         ("tumbling-union", "builtin"),
         ("ingest", "builtin"),
     ]
-
-
-def test_the_application_warms_the_stateless_stages_longer():
-    run = RunConfig(app_warmup_s=30, app_warmup_stateless_s=100)
-    stages = ("ingest", "parse", "join", "tumbling", "sliding")
-    alone = [replace(run, stage=name).app_warmup_alone_s for name in stages]
-    assert alone == [100, 100, 30, 30, 30]
-    with pytest.raises(ConfigError, match="app_warmup_stateless_s must be > 0, got 0"):
-        RunConfig(app_warmup_stateless_s=0)
 
 
 class _App:
