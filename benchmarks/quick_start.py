@@ -15,10 +15,21 @@ clock's resolution) is left out of the ratios.
     python benchmarks/quick_start.py --suites 3 --results /tmp/quick \\
         --reference results/…-ingest-… results/…-join-… results/…-tumbling-…
 
+The host's own speed drifts by several per cent over an hour, as much as the effect
+being checked. ``--interleave STAGES`` measures the reference itself, in turns: those
+stages in JVMs of their own (``--reference-warmup``, default 300 s, then
+``--reference-duration``, default 300 s) before the first suite and after each one, and
+holds each suite's p50 against the mean of the two references around it:
+
+    python benchmarks/quick_start.py --suites 3 --results /tmp/quick --interleave ingest
+
+Any other argument goes to each suite (``stagebench suite``), not to the references.
+
 Needs the machine to itself: anything else running changes both the time and the p50s.
 """
 
 import argparse
+import itertools
 import json
 import statistics
 import subprocess
@@ -62,33 +73,95 @@ def reference_p50(dirs: list[Path]) -> dict[str, float]:
     return found
 
 
+def run_reference(results: Path, stages: str, warmup: int, duration: int) -> dict[str, float]:
+    """The stages in JVMs of their own after a long warm-up: p50 per stage."""
+    before = set(results.glob("*-suite-*"))
+    done = subprocess.run(
+        [sys.executable, "-m", "stagebench", "suite", "--stages", stages, "--no-floor",
+         "--application", "per-run", "--warmup", str(warmup), "--duration", str(duration),
+         "--results", str(results)],
+        check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"the reference suite exited with {done.returncode}")
+    (suite_dir,) = set(results.glob("*-suite-*")) - before
+    return reference_p50([suite_dir])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suites", type=int, default=3, help="suites in a row (default 3)")
     parser.add_argument("--results", type=Path, required=True, help="results directory")
     parser.add_argument("--reference", type=Path, nargs="*", default=[],
                         help="runs measured in a JVM of their own, or their suite")  # fmt: skip
+    parser.add_argument(
+        "--interleave",
+        metavar="STAGES",
+        default="",
+        help="measure these stages in JVMs of their own before the first "
+        "suite and after each one, e.g. ingest or ingest,join,tumbling",
+    )
+    parser.add_argument(
+        "--reference-warmup",
+        type=int,
+        default=300,
+        metavar="S",
+        help="the interleaved references' warm-up, seconds (default 300)",
+    )
+    parser.add_argument(
+        "--reference-duration",
+        type=int,
+        default=300,
+        metavar="S",
+        help="the interleaved references' measured seconds (default 300)",
+    )
     args, extra = parser.parse_known_args()
+    if args.interleave and args.reference:
+        parser.error("--reference and --interleave exclude each other")
     args.results.mkdir(parents=True, exist_ok=True)
+    references_dir = args.results / "references"
+
+    def reference() -> dict[str, float]:
+        references_dir.mkdir(exist_ok=True)
+        p50 = run_reference(references_dir, args.interleave, args.reference_warmup,
+                            args.reference_duration)  # fmt: skip
+        print(json.dumps({"reference": len(around), "p50": p50}), flush=True)
+        return p50
+
+    around: list[dict[str, float]] = []
+    if args.interleave:
+        around.append(reference())
     suites = []
     for k in range(1, args.suites + 1):
         minutes, p50, suite_dir = run_suite(args.results, extra)
         suites.append((minutes, p50))
         print(json.dumps({"suite": k, "minutes": round(minutes, 2), "p50": p50,
                           "dir": str(suite_dir)}), flush=True)  # fmt: skip
+        if args.interleave:
+            around.append(reference())
     stages = [s for s in suites[0][1] if s != "floor"]
     spread = {
         s: max(abs(p[s] / statistics.median(q[s] for _, q in suites) - 1) for _, p in suites)
         for s in stages
     }
     print(json.dumps({"spread_around_median": {s: round(v, 3) for s, v in spread.items()}}))
-    reference = reference_p50(args.reference)
+    if around:
+        # each suite against the mean of the references measured just before and after it
+        refs = [{s: (a[s] + b[s]) / 2 for s in a} for a, b in itertools.pairwise(around)]
+        for k, ((_, p), r) in enumerate(zip(suites, refs, strict=True), start=1):
+            off = {s: round(p[s] / r[s] - 1, 3) for s in r}
+            print(json.dumps({"suite": k, "reference_around_p50": r, "off_reference": off}))
+    else:
+        reference = reference_p50(args.reference)
+        refs = [reference] * len(suites) if reference else []
+        if reference:
+            print(json.dumps({"reference_p50": reference}))
     versus = {
-        s: max(abs(p[s] / reference[s] - 1) for _, p in suites) for s in stages if s in reference
-    }
-    if reference:
-        off = {s: round(v, 3) for s, v in versus.items()}
-        print(json.dumps({"reference_p50": reference, "most_off_reference": off}))
+        s: max(abs(p[s] / r[s] - 1) for (_, p), r in zip(suites, refs, strict=True))
+        for s in stages if refs and s in refs[0]
+    }  # fmt: skip
+    if versus:
+        print(json.dumps({"most_off_reference": {s: round(v, 3) for s, v in versus.items()}}))
     met = {
         "minutes": max(m for m, _ in suites) < TARGETS["minutes"],
         "spread": max(spread.values()) <= TARGETS["spread"],
