@@ -41,21 +41,25 @@ STAGES = "ingest,join,tumbling"
 TARGETS = {"minutes": 10.0, "spread": 0.10, "vs_reference": 0.10}
 
 
+def stagebench_suite(results: Path, arguments: list[str]) -> Path:
+    """Run ``stagebench suite`` with these arguments; the directory it wrote."""
+    before = set(results.glob("*-suite-*"))
+    done = subprocess.run(
+        [sys.executable, "-m", "stagebench", "suite", "--results", str(results), *arguments],
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"stagebench suite {' '.join(arguments)} exited with {done.returncode}")
+    (suite_dir,) = set(results.glob("*-suite-*")) - before
+    return suite_dir
+
+
 def run_suite(results: Path, extra: list[str]) -> tuple[float, dict[str, float], Path]:
     """One suite: its minutes, p50 per stage and directory."""
-    before = set(results.glob("*-suite-*"))
     began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "stagebench", "suite", "--stages", STAGES,
-         "--results", str(results), *extra],
-        check=False,
-    )  # fmt: skip
+    suite_dir = stagebench_suite(results, ["--stages", STAGES, *extra])
     minutes = (time.monotonic() - began) / 60
-    if done.returncode != 0:
-        raise SystemExit(f"the suite exited with {done.returncode}")
-    (suite_dir,) = set(results.glob("*-suite-*")) - before
-    rows = json.loads((suite_dir / "comparison.json").read_text())["stages"]
-    return minutes, {r["stage"]: r["p50"] for r in rows}, suite_dir
+    return minutes, reference_p50([suite_dir]), suite_dir
 
 
 def reference_p50(dirs: list[Path]) -> dict[str, float]:
@@ -75,16 +79,11 @@ def reference_p50(dirs: list[Path]) -> dict[str, float]:
 
 def run_reference(results: Path, stages: str, warmup: int, duration: int) -> dict[str, float]:
     """The stages in JVMs of their own after a long warm-up: p50 per stage."""
-    before = set(results.glob("*-suite-*"))
-    done = subprocess.run(
-        [sys.executable, "-m", "stagebench", "suite", "--stages", stages, "--no-floor",
-         "--application", "per-run", "--warmup", str(warmup), "--duration", str(duration),
-         "--results", str(results)],
-        check=False,
+    suite_dir = stagebench_suite(
+        results,
+        ["--stages", stages, "--no-floor", "--application", "per-run",
+         "--warmup", str(warmup), "--duration", str(duration)],
     )  # fmt: skip
-    if done.returncode != 0:
-        raise SystemExit(f"the reference suite exited with {done.returncode}")
-    (suite_dir,) = set(results.glob("*-suite-*")) - before
     return reference_p50([suite_dir])
 
 
@@ -148,18 +147,20 @@ def main() -> None:
     if around:
         # each suite against the mean of the references measured just before and after it
         refs = [{s: (a[s] + b[s]) / 2 for s in a} for a, b in itertools.pairwise(around)]
-        for k, ((_, p), r) in enumerate(zip(suites, refs, strict=True), start=1):
-            off = {s: round(p[s] / r[s] - 1, 3) for s in r}
-            print(json.dumps({"suite": k, "reference_around_p50": r, "off_reference": off}))
     else:
         reference = reference_p50(args.reference)
-        refs = [reference] * len(suites) if reference else []
+        refs = [reference] * len(suites)
         if reference:
             print(json.dumps({"reference_p50": reference}))
-    versus = {
-        s: max(abs(p[s] / r[s] - 1) for (_, p), r in zip(suites, refs, strict=True))
-        for s in stages if refs and s in refs[0]
-    }  # fmt: skip
+    offs = [
+        {s: p[s] / r[s] - 1 for s in stages if s in r}
+        for (_, p), r in zip(suites, refs, strict=True)
+    ]
+    if around:
+        for k, (r, off) in enumerate(zip(refs, offs, strict=True), start=1):
+            rounded = {s: round(v, 3) for s, v in off.items()}
+            print(json.dumps({"suite": k, "reference_around_p50": r, "off_reference": rounded}))
+    versus = {s: max(abs(off[s]) for off in offs) for s in offs[0]}
     if versus:
         print(json.dumps({"most_off_reference": {s: round(v, 3) for s, v in versus.items()}}))
     met = {
