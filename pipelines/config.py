@@ -14,7 +14,6 @@ from ground.config import require
 from ground.errors import ConfigError
 from ground.stages import Impl, check_impl, stage
 
-JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 LOCAL_CHECKPOINT_CONF = {
     "spark.sql.streaming.checkpointFileManagerClass": (
@@ -36,6 +35,9 @@ writes the same files. Not applied to a checkpoint with a scheme (``hdfs://``,
 
 TRIGGERS = ("processing-time", "real-time")
 """Spark's micro-batches at a processing-time trigger, or its real-time mode."""
+GARBAGE_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "jvm": ""}
+"""``[pipeline] garbage_collector``: its flag for the driver JVM (none: the JVM's own
+choice, G1 on a machine with 2 cores or more)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +139,28 @@ class PipelineConfig:
     from 36 to 28 ms between the 2nd and the 7th minute of a run. At 0.25 it was flat from
     140 s, at the 7-minute level, for about the same CPU; join settled by 200 s, below the
     default's level. 0.05 over-compiled: join's CPU rose from 139 to 160 % of a core."""
+    garbage_collector: Literal["parallel", "jvm"] = dataclasses.field(
+        default="parallel",
+        metadata={
+            "help": "the driver JVM's garbage collector (in local mode the tasks run "
+            "there too): parallel (-XX:+UseParallelGC) or jvm (the JVM's own choice, G1)"
+        },
+    )
+    """Every micro-batch allocates buffers of 4 MB (its task binary's broadcast blocks,
+    its tasks' serialized results). In the 2 GB driver G1 picks 1 MB regions, so each
+    is humongous: it goes to the old generation, and once the heap is past G1's
+    initiating threshold each one starts a young collection. How full the old
+    generation is then sets the collections' rate, so the same JVM run twice was not
+    the same: ingest in a JVM of its own after a 300 s warm-up gave p50 34, 35, 46 and
+    44 ms within 70 minutes on a 2-core Intel Xeon VM, with 1.5–3.5 young collections
+    a second in the fast ones and 3.4–6.8 in the slow ones. The parallel collector has
+    no humongous objects: young collections only when the young generation is full,
+    about 2 a second of 4–9 ms, and a full collection of 140–200 ms about once a
+    minute; the same JVM gave 29 ms (docs/spark.md#settings-stagebench-makes)."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
-    are appended to the JIT option instead, and the JVM lets a later flag win)."""
+    are appended to the JIT and collector options instead, and the JVM lets a later
+    flag win)."""
 
     def __post_init__(self) -> None:
         check_impl(self.stage, self.impl)
@@ -164,6 +185,11 @@ class PipelineConfig:
         require(
             self.jit_threshold_scaling > 0,  # 0 would stop the JIT: interpreted only
             f"jit_threshold_scaling must be > 0, got {self.jit_threshold_scaling}",
+        )
+        require(
+            self.garbage_collector in GARBAGE_COLLECTORS,
+            f"garbage_collector must be one of {', '.join(GARBAGE_COLLECTORS)}, "
+            f"got {self.garbage_collector!r}",
         )
         require(self.trigger_interval_ms >= 0, "trigger_interval_ms must be >= 0")
         require(self.shuffle_partitions >= 1, "shuffle_partitions must be >= 1")
@@ -266,8 +292,16 @@ class PipelineConfig:
         if self.local_checkpoint:
             conf.update(LOCAL_CHECKPOINT_CONF)
         conf.update(self.spark_conf)
-        if self.jit_threshold_scaling != 1:
-            jit = f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}"
-            for key in JAVA_OPTIONS:
-                conf[key] = f"{jit} {self.spark_conf.get(key, '')}".strip()
+        jit = (
+            f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}"
+            if self.jit_threshold_scaling != 1
+            else ""
+        )
+        ours = {
+            "spark.driver.extraJavaOptions": [GARBAGE_COLLECTORS[self.garbage_collector], jit],
+            "spark.executor.extraJavaOptions": [jit],
+        }
+        for key, flags in ours.items():
+            if line := " ".join(flag for flag in [*flags, self.spark_conf.get(key, "")] if flag):
+                conf[key] = line
         return conf

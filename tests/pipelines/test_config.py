@@ -44,14 +44,21 @@ def test_spark_conf_has_latency_settings_and_overrides_win():
     assert make(shuffle_partitions=3).spark_conf_effective()["spark.sql.shuffle.partitions"] == "3"
 
 
-def test_the_jit_option_reaches_both_jvms_before_the_users_options():
+def test_the_jvm_options_come_before_the_users_options():
     driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
     effective = make().spark_conf_effective()
-    assert effective[driver] == effective[executor] == "-XX:CompileThresholdScaling=0.25"
+    assert effective[driver] == "-XX:+UseParallelGC -XX:CompileThresholdScaling=0.25"
+    assert effective[executor] == "-XX:CompileThresholdScaling=0.25"  # a cluster's heaps
     mine = make(jit_threshold_scaling=0.5, spark_conf={driver: "-Xss4m"}).spark_conf_effective()
-    assert mine[driver] == "-XX:CompileThresholdScaling=0.5 -Xss4m"  # the later flag wins
+    assert mine[driver] == "-XX:+UseParallelGC -XX:CompileThresholdScaling=0.5 -Xss4m"
     assert mine[executor] == "-XX:CompileThresholdScaling=0.5"
-    assert not {driver, executor} & make(jit_threshold_scaling=1).spark_conf_effective().keys()
+    only_gc = make(jit_threshold_scaling=1).spark_conf_effective()
+    assert only_gc[driver] == "-XX:+UseParallelGC"
+    assert executor not in only_gc
+    jvm = make(garbage_collector="jvm", jit_threshold_scaling=1).spark_conf_effective()
+    assert not {driver, executor} & jvm.keys()
+    users = make(garbage_collector="jvm", jit_threshold_scaling=1, spark_conf={executor: "-Xss4m"})
+    assert users.spark_conf_effective()[executor] == "-Xss4m"
 
 
 @pytest.mark.parametrize(
@@ -79,6 +86,7 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
         ({"stage": "join", "impl": "custom"}, "impl 'custom' exists only"),
         ({"stage": "join", "trigger": "real-time"}, "real-time mode does not support"),
         ({"jit_threshold_scaling": 0}, "jit_threshold_scaling must be > 0"),
+        ({"garbage_collector": "g1"}, "garbage_collector must be one of parallel, jvm"),
         ({"impl": "custom", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "sliding", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "tumbling", "trigger": "real-time"}, "real-time mode does not support"),
