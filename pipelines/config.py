@@ -154,9 +154,11 @@ class PipelineConfig:
     the same: ingest in a JVM of its own after a 300 s warm-up gave p50 34, 35, 46 and
     44 ms within 70 minutes on a 2-core Intel Xeon VM, with 1.5–3.5 young collections
     a second in the fast ones and 3.4–6.8 in the slow ones. The parallel collector has
-    no humongous objects: young collections only when the young generation is full,
-    about 2 a second of 4–9 ms, and a full collection of 140–200 ms about once a
-    minute; the same JVM gave 29 ms (docs/spark.md#settings-stagebench-makes)."""
+    no humongous objects: it collects the young generation when it is full (1.7 times
+    a second, 4.5 ms each) and the whole heap when the old generation is (149–167 ms,
+    three times in five minutes), and four such JVMs gave 29, 30, 30 and 30 ms. On a
+    cluster the executors keep the JVM's choice: their heaps can be far larger, and a
+    full collection takes longer the more is live (docs/spark.md#settings-stagebench-makes)."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
     are appended to the JIT and collector options instead, and the JVM lets a later
