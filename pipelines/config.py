@@ -38,6 +38,9 @@ TRIGGERS = ("processing-time", "real-time")
 GARBAGE_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "jvm": ""}
 """``[pipeline] garbage_collector``: its flag for the driver JVM (none: the JVM's own
 choice, G1 on a machine with 2 cores or more)."""
+COLLECTOR_FLAG = re.compile(r"-XX:\+Use(Serial|Parallel|G1|Z|Shenandoah|Epsilon)GC\b")
+"""A collector chosen in the user's own driver options: the JVM refuses to start with
+two ("Multiple garbage collectors selected"), so that choice stands alone."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +165,7 @@ class PipelineConfig:
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
     are appended to the JIT and collector options instead, and the JVM lets a later
-    flag win)."""
+    flag win; a collector of the user's own replaces ``garbage_collector``'s)."""
 
     def __post_init__(self) -> None:
         check_impl(self.stage, self.impl)
@@ -299,8 +302,12 @@ class PipelineConfig:
             if self.jit_threshold_scaling != 1
             else ""
         )
+        driver = self.spark_conf.get("spark.driver.extraJavaOptions", "")
+        collector = (
+            "" if COLLECTOR_FLAG.search(driver) else GARBAGE_COLLECTORS[self.garbage_collector]
+        )
         ours = {
-            "spark.driver.extraJavaOptions": [GARBAGE_COLLECTORS[self.garbage_collector], jit],
+            "spark.driver.extraJavaOptions": [collector, jit],
             "spark.executor.extraJavaOptions": [jit],
         }
         for key, flags in ours.items():

@@ -61,6 +61,17 @@ def test_the_jvm_options_come_before_the_users_options():
     assert users.spark_conf_effective()[executor] == "-Xss4m"
 
 
+def test_a_collector_of_the_users_own_replaces_ours():
+    # the JVM will not start with two collectors ("Multiple garbage collectors selected")
+    driver = "spark.driver.extraJavaOptions"
+    g1 = make(spark_conf={driver: "-XX:+UseG1GC -Xss4m"}).spark_conf_effective()[driver]
+    assert g1 == "-XX:CompileThresholdScaling=0.25 -XX:+UseG1GC -Xss4m"
+    zgc = make(jit_threshold_scaling=1, spark_conf={driver: "-XX:+UseZGC"})
+    assert zgc.spark_conf_effective()[driver] == "-XX:+UseZGC"
+    other = make(spark_conf={driver: "-XX:+UseAdaptiveSizePolicyWithSystemGC"})
+    assert other.spark_conf_effective()[driver].startswith("-XX:+UseParallelGC ")
+
+
 @pytest.mark.parametrize(
     ("checkpoint", "local"),
     [("/tmp/run/checkpoint", True), ("file:///tmp/run/checkpoint", True),
