@@ -23,8 +23,8 @@ NOT_COMPARED = {
     # a suite's shared Spark application: each run records in its warm-up whether it
     # ran there, and its figures are those of a job of its own (docs/method.md)
     "run": {"stage", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
-            "warmup_s", "application", "app_warmup_s", "app_warmup_stateless_s",
-            "app_warmup_rate", "warm_settle_window_s"},
+            "warmup_s", "application", "app_warmup_s", "app_warmup_rate",
+            "warm_settle_window_s"},
     "publisher": {"speed_topic", "flow_topic", "rate", "workload", "duration_s"},
     "pipeline": {"stage", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
                  "checkpoint_dir", "bootstrap", "master"},

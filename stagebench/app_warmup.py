@@ -7,12 +7,9 @@ of what a micro-batch runs, it runs once per batch, so what warms a stage up is
 batches of its own query: the suite first runs each Spark stage it will measure alone
 in the application, the deepest first (a deeper stage runs the operators of those
 below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed time,
-and measures nothing of it. A stateless stage (ingest, parse) runs longer than a
-stateful one: its batches take tens of milliseconds, so a millisecond of driver work
-per batch that the JIT has yet to compile is several per cent of its latency, where a
-stateful stage's latency is its state and its watermark. Each stage then runs in
-turn, in the same application, with fresh topics and checkpoint, and warms up by the
-settle rule with the short windows of a warm JVM.
+and measures nothing of it. Each stage then runs in turn, in the same application,
+with fresh topics and checkpoint, and warms up by the settle rule with the short
+windows of a warm JVM.
 """
 
 import time
@@ -42,23 +39,21 @@ def warm_up(
     console: Console,
 ) -> dict[str, Any]:
     """Run each query of ``runs`` alone in ``application`` (:func:`turns`), each for the
-    first run's :func:`warm_up_seconds` at ``app_warmup_rate`` times its rate; what was
-    done, for each run's conditions (``application`` in its warm-up record)."""
+    first run's ``app_warmup_s`` at ``app_warmup_rate`` times its rate; what was done,
+    for each run's conditions (``application`` in its warm-up record)."""
     first = runs[0][0]
-    rate = first.rate * first.app_warmup_rate
+    rate, seconds = first.rate * first.app_warmup_rate, first.app_warmup_s
     root = application.dir / f"warmup-{new_run_id()}"
     began = time.monotonic()
     order = turns(runs)
-    seconds = {f"{run.stage}/{run.impl}": warm_up_seconds(first, run.stage) for run, _ in order}
     for k, (run, settings) in enumerate(order, 1):
-        alone = seconds[f"{run.stage}/{run.impl}"]
         console.step(
             f"warming up the shared Spark application, {k} of {len(order)}: {run.stage} "
-            f"({run.impl}) alone at {rate:,.0f} msg/s for {alone:g} s, not measured"
+            f"({run.impl}) alone at {rate:,.0f} msg/s for {seconds:g} s, not measured"
         )
-        _warm_alone(application, run, settings, bootstrap, console, rate, alone, root)
+        _warm_alone(application, run, settings, bootstrap, console, rate, seconds, root)
     record = {
-        "stages": list(seconds),
+        "stages": [f"{run.stage}/{run.impl}" for run, _ in order],
         "rate": rate,
         "seconds": seconds,
         "took_s": round(time.monotonic() - began, 1),
@@ -66,12 +61,6 @@ def warm_up(
     }
     application.warmed_up = record
     return record
-
-
-def warm_up_seconds(run: RunConfig, name: str) -> float:
-    """How long stage ``name`` runs alone in the warm-up of ``run``'s suite:
-    ``app_warmup_s`` if it keeps state, ``app_warmup_stateless_s`` if not."""
-    return run.app_warmup_s if stage(name).stateful else run.app_warmup_stateless_s
 
 
 def turns(runs: list[tuple[RunConfig, Settings]]) -> list[tuple[RunConfig, Settings]]:
@@ -132,11 +121,11 @@ def _warm_alone(
 
 def describe_warm_up(record: dict[str, Any]) -> str:
     """A sentence on a suite's shared application and its warm-up."""
-    each = ", ".join(f"{name} for {s:g} s" for name, s in record["seconds"].items())
     return (
         "The Spark runs in micro-batches without a fault ran as queries of one shared Spark "
-        f"application, warmed up first: {each} in turn, each alone at "
-        f"{record['rate']:,.0f} msg/s, not measured."
+        "application, warmed up first: "
+        f"{', '.join(record['stages'])} in turn, each alone at {record['rate']:,.0f} msg/s "
+        f"for {record['seconds']:g} s, not measured."
     )
 
 

@@ -25,10 +25,7 @@ RUN_FIELDS = _names(RunConfig, "stage", "bootstrap")
 """The ``[run]`` keys of run, suite, capacity and config show; each command words its
 stage itself, and ``--bootstrap`` is every Kafka command's."""
 
-SUITE_FIELDS = (
-    "application", "app_warmup_s", "app_warmup_stateless_s", "app_warmup_rate",
-    "warm_settle_window_s",
-)  # fmt: skip
+SUITE_FIELDS = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """``[run]`` keys of a suite's shared Spark application, which ``run`` and ``capacity``
 do not take (their runs each start a job of their own)."""
 

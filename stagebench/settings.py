@@ -133,27 +133,17 @@ class RunConfig:
         default="shared",
         metadata={
             "help": "suite: shared runs the Spark stages' queries in one Spark application, "
-            "warmed up once (each Spark stage alone for app_warmup_s or "
-            "app_warmup_stateless_s), so that each stage "
+            "warmed up once (each Spark stage alone for app_warmup_s), so that each stage "
             "starts with what the JIT compiled; per-run starts a job of its own per run "
             "(runs with a fault, in real-time mode or with other Spark settings always do)",
             "choices": APPLICATIONS,
         },
     )
     app_warmup_s: float = field(
-        default=30.0,
+        default=40.0,
         metadata={
-            "help": "suite, shared application: seconds each stateful Spark stage (the join, "
-            "the windows) runs alone in its warm-up, not measured"
-        },
-    )
-    app_warmup_stateless_s: float = field(
-        default=80.0,
-        metadata={
-            "help": "suite, shared application: seconds each stateless Spark stage (ingest, "
-            "parse) runs alone in its warm-up, not measured; its batches take tens of ms, "
-            "so what the JIT has still to compile of each batch's driver work is a larger "
-            "share of its latency (docs/method.md#one-application-per-suite)"
+            "help": "suite, shared application: seconds each Spark stage runs alone in its "
+            "warm-up, not measured"
         },
     )
     app_warmup_rate: float = field(
@@ -277,10 +267,6 @@ class RunConfig:
             self.app_warmup_s > 0,
             f"app_warmup_s must be > 0, got {self.app_warmup_s} (application = per-run runs "
             "without a shared application)",
-        )
-        require(
-            self.app_warmup_stateless_s > 0,
-            f"app_warmup_stateless_s must be > 0, got {self.app_warmup_stateless_s}",
         )
         require(self.app_warmup_rate > 0, "app_warmup_rate must be > 0")
         require(

@@ -9,7 +9,7 @@ import pytest
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, read_counters
-from stagebench.app_warmup import Warmth, describe_warm_up, turns, warm_up_seconds
+from stagebench.app_warmup import Warmth, turns
 from stagebench.engine import drained
 from stagebench.resource_summary import summarise
 from stagebench.settings import CLI, DEFAULT, RunConfig, effective, load
@@ -73,17 +73,6 @@ def test_the_application_warms_up_each_stage_once_the_deepest_first():
     ]
 
 
-def test_a_stateless_stage_warms_up_for_its_own_time():
-    run = RunConfig(stage="join", app_warmup_s=20, app_warmup_stateless_s=70)
-    assert [warm_up_seconds(run, name) for name in ("ingest", "parse", "join", "tumbling",
-                                                    "tumbling-union", "sliding")] == [
-        70, 70, 20, 20, 20, 20]  # fmt: skip
-    record = {"seconds": {"join/builtin": 20.0, "ingest/builtin": 70.0}, "rate": 400.0}
-    assert "join/builtin for 20 s, ingest/builtin for 70 s in turn, each alone at 400 msg/s" in (
-        describe_warm_up(record)
-    )
-
-
 class _App:
     """A suite's application as a run sees it: running, taking its settings or not."""
 
@@ -140,8 +129,6 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
         ({"warmup_s": "soon"}, "warmup must be auto or seconds"),
         ({"settle_window_s": 400}, "settle_window_s must be"),
         ({"lead_in_s": -5}, "lead_in_s must be >= 0"),
-        ({"app_warmup_s": 0}, "app_warmup_s must be > 0"),
-        ({"app_warmup_stateless_s": -1}, "app_warmup_stateless_s must be > 0, got -1"),
         ({"warmup_min_s": -1}, "warmup_min_s must be >= 0"),
         ({"fault": "flood"}, "fault must be one of"),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),

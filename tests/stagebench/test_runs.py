@@ -22,7 +22,7 @@ from stagebench.resources import ResourceSampler
 pytestmark = pytest.mark.integration  # those that start a Spark job are marked spark
 
 SHORT = ["--rate", "400", "--duration", "20", "--warmup", "5", "--tail", "5"]
-SHARED = ["--app-warmup", "5", "--app-warmup-stateless", "5"]
+SHARED = ["--app-warmup", "5"]
 """A suite's shared application, warmed up for a few seconds only."""
 
 
@@ -112,8 +112,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     assert warmed_up["stages"] == ["ingest/builtin"] and warmed_up["rate"] == 400
     ingest = summaries["ingest"]["warmup"]["application"]
     assert ingest["shared"] is True and ingest["warmed_up"] == warmed_up
-    assert warmed_up["seconds"] == {"ingest/builtin": 5}
-    assert ingest["age_s"] >= warmed_up["took_s"] >= 5
+    assert ingest["age_s"] >= warmed_up["took_s"] >= warmed_up["seconds"]
     assert summaries["floor"]["warmup"]["application"]["shared"] is False
     assert not (Path(rows[1]["run_dir"]) / "pipeline.log").exists()  # no job of its own
     app_log = (suite_dir / "application" / "application.log").read_text()
@@ -442,7 +441,7 @@ def test_a_job_never_outlives_its_runner(kafka_bootstrap, tmp_path, signum, stag
 def test_a_suites_shared_application_never_outlives_the_suite(kafka_bootstrap, tmp_path, signum):
     """SIGTERM: the suite closes the application in order; SIGKILL: the application sees
     its standard input close and stops its queries and its session by itself."""
-    args = ["suite", "--stages", "ingest", "--no-floor", "--app-warmup-stateless", "120"]
+    args = ["suite", "--stages", "ingest", "--no-floor", "--app-warmup", "120"]
     # signalled while the warm-up's query runs
     ready = "*/application/warmup-*/*/pipeline.ready"
     _signal_when_running(args, kafka_bootstrap, tmp_path / "results", ready, signum, 90)
