@@ -161,7 +161,7 @@ class Engine:
             health()
             if drained(self.dir / rundir.PROGRESS, since_ms):
                 return True
-            time.sleep(POLL_S)
+            time.sleep(POLL_S / 5)
         return False
 
     def kill(self) -> None:

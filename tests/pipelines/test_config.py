@@ -39,7 +39,7 @@ def test_spark_conf_has_latency_settings_and_overrides_win():
         effective["spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"] == "true"
     )
     assert effective["spark.sql.session.timeZone"] == "UTC"
-    assert effective["spark.sql.streaming.noDataProgressEventInterval"] == "1000"
+    assert effective["spark.sql.streaming.noDataProgressEventInterval"] == "200"
     assert effective["spark.sql.shuffle.partitions"] == "7"
     assert make(shuffle_partitions=3).spark_conf_effective()["spark.sql.shuffle.partitions"] == "3"
 
