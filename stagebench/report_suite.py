@@ -18,6 +18,7 @@ from stagebench import report_figures as figures
 from stagebench import report_tables as tables
 from stagebench.report_data import RunData, load_run, read_json
 from stagebench.report_page import figure, link, section
+from stagebench.suite_order import order_kind
 
 Labelled = list[tuple[str, RunData]]
 
@@ -71,10 +72,9 @@ def _label(run: rundir.SuiteRun) -> str:
 
 def _lead(doc: dict[str, Any]) -> str:
     order = doc.get("order") or {}
-    parts = [
-        f"{doc.get('repeat', 1)} round(s), stages in a random order per round (seed "
-        f"{order.get('seed', '-')}); created {doc.get('created_at', '-')}."
-    ]
+    repeat = doc.get("repeat", 1)
+    kind = order_kind(order.get("seed", "-"), repeat, order.get("fixed_first", False))
+    parts = [f"{repeat} round(s), {kind}; created {doc.get('created_at', '-')}."]
     if doc.get("differences"):
         parts.append(
             "NOT COMPARABLE: the runs differ in more than stage and implementation: "

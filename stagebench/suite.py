@@ -4,11 +4,8 @@ Identical but for what an entry of ``--stages`` names itself: a window's
 implementation (``tumbling/custom``) and Spark's real-time mode
 (``tumbling-union@real-time``), each a row of its own.
 
-A round runs every stage once, in an order of its own drawn from one seeded
-generator (the seed and every round's order are printed and kept in
-comparison.json). Run in ladder order, a host that slows down over the suite
-would make every later stage look costlier, and repeats run back to back would
-understate how much the next run differs. Each increment is taken within a
+A round runs every stage once, in the order of :mod:`stagebench.suite_order`
+(printed and kept in comparison.json). Each increment is taken within a
 round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
 interval comes from the per-round differences (:mod:`evaluator.increments`). One
 round says how precisely each run measured its stage, not whether the next
@@ -18,7 +15,6 @@ table, which names the failed runs.
 """
 
 import json
-import random
 import secrets
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -39,53 +35,9 @@ from stagebench.console import Console
 from stagebench.run_config import assemble
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings
+from stagebench.suite_order import Order, round_orders, split_trigger
 
 APPLICATION_STOP_S = 60.0
-
-
-@dataclass(frozen=True)
-class Order:
-    """The seed of a suite's order and each round's (stage, impl) in the order run."""
-
-    seed: int
-    rounds: list[list[tuple[str, str]]]
-
-    def lines(self) -> list[str]:
-        """One line per round: "round 2: join, floor, ingest"; custom variants and
-        another trigger named."""
-        return [
-            f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
-            for k, order in enumerate(self.rounds, 1)
-        ]
-
-    def describe(self) -> str:
-        """The order as a sentence, with its seed."""
-        return f"stages in random order per round (seed {self.seed}): {'; '.join(self.lines())}"
-
-    def as_json(self) -> dict:
-        """comparison.json's ``order``: the seed and each round's "stage/impl" as run
-        (``--stages``' own form: "tumbling/custom", "tumbling-union/builtin@real-time")."""
-        return {"seed": self.seed, "rounds": [[entry(s, i) for s, i in o] for o in self.rounds]}
-
-
-def round_orders(stages: list[tuple[str, str]], repeat: int, seed: int) -> Order:
-    """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
-    seeded with ``seed``: the same seed gives the same suite order."""
-    rng = random.Random(seed)
-    return Order(seed, [rng.sample(stages, len(stages)) for _ in range(repeat)])
-
-
-def entry(stage: str, impl: str) -> str:
-    """ "stage/impl", the trigger after the impl: "tumbling-union/builtin@real-time"."""
-    name, trigger = split_trigger(stage)
-    return f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
-
-
-def split_trigger(entry: str) -> tuple[str, str | None]:
-    """``"tumbling-union@real-time"`` → ("tumbling-union", "real-time"): a suite runs a
-    stage in another trigger mode than its settings' beside the same stage in theirs."""
-    name, _, trigger = entry.partition("@")
-    return name, trigger or None
 
 
 def with_trigger(settings: Settings, trigger: str | None) -> Settings:
@@ -169,7 +121,12 @@ def run_suite(
     suite_id = new_run_id()
     suite_dir = Path(base.results_dir) / rundir.dir_name("suite", suite_id)
     suite_dir.mkdir(parents=True)
-    order = round_orders(stages, repeat, secrets.randbits(32) if seed is None else seed)
+    order = round_orders(
+        stages,
+        repeat,
+        secrets.randbits(32) if seed is None else seed,
+        fixed_first=base.application == "shared",
+    )
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
     run_dirs, rounds, incomplete, failed = [], [], [], []
     total = len(stages) * repeat

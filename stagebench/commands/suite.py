@@ -15,7 +15,8 @@ from stagebench.history_index import record_or_warn
 from stagebench.options import run_overrides
 from stagebench.run_config import validate
 from stagebench.settings import RunConfig, load
-from stagebench.suite import run_suite, split_trigger, with_trigger
+from stagebench.suite import run_suite, with_trigger
+from stagebench.suite_order import split_trigger
 
 
 def entries(text: str, default_impl: str) -> list[tuple[str, str]]:

@@ -49,14 +49,16 @@ def suite(sub: Subparsers) -> None:
         "--repeat",
         type=int,
         default=1,
-        help="rounds: each runs every stage once, in a random order of its own; with 3 or "
-        "more, increments are judged on the per-round differences (default: %(default)s)",
+        help="rounds: each runs every stage once, in a random order of its own (in a shared "
+        "application the first round's is fixed: window stages first, the floor next, the "
+        "stateless Spark stages last); with 3 or more, increments are judged on the "
+        "per-round differences (default: %(default)s)",
     )
     parser.add_argument(
         "--seed",
         type=int,
-        help="seed of the rounds' stage order, to repeat a suite's order (default: a new one, "
-        "printed and kept in comparison.json)",
+        help="seed of the rounds' random stage order, to repeat a suite's order (default: a "
+        "new one, printed and kept in comparison.json)",
     )
     flag(
         parser,

@@ -13,27 +13,9 @@ from stagebench import suite
 from stagebench.commands.compare import ladder_runs
 from stagebench.console import Console
 from stagebench.settings import RunConfig, Settings
+from stagebench.suite_order import round_orders
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
-
-
-def test_each_round_is_a_seeded_permutation_of_the_stages():
-    order = suite.round_orders(LADDER, 4, seed=7)
-    assert len(order.rounds) == 4 and order.seed == 7
-    assert all(sorted(r) == sorted(LADDER) for r in order.rounds)
-    assert suite.round_orders(LADDER, 4, seed=7) == order  # the seed gives the order back
-    # the rounds differ from one another and from other seeds (not the ladder every time)
-    assert len({tuple(r) for r in order.rounds}) > 1
-    assert suite.round_orders(LADDER, 4, seed=8).rounds != order.rounds
-
-
-def test_the_order_reads_as_rounds_with_custom_variants_named():
-    order = suite.Order(3, [[("join", "builtin"), ("tumbling", "custom")]])
-    assert order.lines() == ["round 1: join, tumbling (custom)"]
-    assert order.describe() == (
-        "stages in random order per round (seed 3): round 1: join, tumbling (custom)"
-    )
-    assert order.as_json() == {"seed": 3, "rounds": [["join/builtin", "tumbling/custom"]]}
 
 
 @pytest.fixture
@@ -76,7 +58,7 @@ def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
         Console(out),
         seed=11,
     )
-    expected = suite.round_orders(LADDER, 3, seed=11)
+    expected = round_orders(LADDER, 3, seed=11)
     assert result.order == expected
     assert fake_runs == [stage for r in expected.rounds for stage, _ in r]
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
@@ -217,11 +199,6 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
     assert "tumbling-union/builtin@real-time: first update p50 5" in md
 
 
-def test_split_trigger_reads_the_mode_after_the_at():
-    assert suite.split_trigger("tumbling-union@real-time") == ("tumbling-union", "real-time")
-    assert suite.split_trigger("join") == ("join", None)
-
-
 def test_stages_name_their_implementation_and_mode():
     from stagebench.commands.suite import entries
 
@@ -287,6 +264,8 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
                              Console(out), seed=3)  # fmt: skip
     (application,) = made
     assert application.closed
+    # its one round in the shared application's fixed order, whatever the seed
+    assert fake_runs == ["floor", "join", "ingest"] and result.order.fixed_first
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
     md = (result.suite_dir / "comparison.md").read_text()
     if fail:
@@ -294,6 +273,7 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
         assert "each run gets a job of its own: no Java here" in out.getvalue()
     else:
         assert given == [application] * 3 and doc["application"] == record
+        assert "1 round, stages in the shared application's order (window stages" in md
         assert (
             "warmed up first: join/builtin, ingest/builtin in turn, each alone at 400 msg/s "
             "for 40 s" in md

@@ -1,0 +1,111 @@
+"""The order a suite runs its stages in: a round each, every stage once.
+
+A round's order is drawn from one seeded generator (the seed and every round's order
+are printed and kept in comparison.json). Run in ladder order, a host that slows down
+over the suite would make every later stage look costlier, and repeats run back to back
+would understate how much the next run differs. In a shared Spark application the first
+round has a fixed order instead (:func:`first_round_order`): what the JIT has yet to
+compile there depends on how long the application has run, and the later rounds, in
+random order, come when it has run for minutes.
+"""
+
+import random
+from dataclasses import dataclass
+
+from ground.stages import STAGES, chain, stage
+
+
+@dataclass(frozen=True)
+class Order:
+    """The seed of a suite's order, each round's (stage, impl) in the order run, and
+    whether the first round took :func:`first_round_order` instead of a random one."""
+
+    seed: int
+    rounds: list[list[tuple[str, str]]]
+    fixed_first: bool = False
+
+    def lines(self) -> list[str]:
+        """One line per round: "round 2: join, floor, ingest"; custom variants and
+        another trigger named."""
+        return [
+            f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
+            for k, order in enumerate(self.rounds, 1)
+        ]
+
+    def describe(self) -> str:
+        """The order as a sentence, with its seed."""
+        kind = order_kind(self.seed, len(self.rounds), self.fixed_first)
+        return f"{kind}: {'; '.join(self.lines())}"
+
+    def as_json(self) -> dict:
+        """comparison.json's ``order``: the seed, each round's "stage/impl" as run
+        (``--stages``' own form: "tumbling/custom", "tumbling-union/builtin@real-time")
+        and whether the first round's order was the fixed one."""
+        return {
+            "seed": self.seed,
+            "rounds": [[entry(s, i) for s, i in o] for o in self.rounds],
+            "fixed_first": self.fixed_first,
+        }
+
+
+def order_kind(seed: int | str, repeat: int, fixed_first: bool) -> str:
+    """How the rounds were ordered, for a suite's sentence: "stages in random order per
+    round (seed 7)", or the fixed first round's rule first."""
+    if not fixed_first:
+        return f"stages in random order per round (seed {seed})"
+    fixed = "stages in the shared application's order (window stages first, the floor "
+    fixed += "next, the stateless Spark stages last)"
+    if repeat == 1:
+        return fixed
+    return (
+        f"round 1 in {fixed.removeprefix('stages in ')}, the others in random order (seed {seed})"
+    )
+
+
+def round_orders(
+    stages: list[tuple[str, str]], repeat: int, seed: int, fixed_first: bool = False
+) -> Order:
+    """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
+    seeded with ``seed``: the same seed gives the same suite order. With
+    ``fixed_first`` the first round is :func:`first_round_order` instead (the later
+    rounds are the same as without it)."""
+    rng = random.Random(seed)
+    rounds = [rng.sample(stages, len(stages)) for _ in range(repeat)]
+    if fixed_first:
+        rounds[0] = first_round_order(stages)
+    return Order(seed, rounds, fixed_first)
+
+
+def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The first round's order in a shared Spark application: the window stages, then
+    the stages that run no Spark (the floor), then the other stateful ones (join), the
+    stateless Spark stages (ingest, parse) last, each group deepest first.
+
+    The shorter a stage's micro-batches, the more of its latency is code the JIT is
+    still compiling minutes into the application's life, so the stateless stages go
+    last, when the application has run longest: on the 2-core Intel Xeon VM, ingest
+    measured 410–500 s into the application lay +3.0 and +3.6 % from JVMs of its own,
+    and measured at 130–240 s +6.7 to +12.3 % in six suites. A Spark stage measured
+    straight after a window stage settled late (join after 64–80 s instead of 32–36, in
+    all three such suites there), so the floor, which runs no Spark, comes between
+    them (docs/method.md#one-application-per-suite)."""
+
+    def key(item: tuple[str, str]) -> tuple[int, int, int]:
+        s = stage(split_trigger(item[0])[0])
+        group = 0 if s.window else 1 if not s.spark else 2 if s.stateful else 3
+        return group, -len(chain(s.name)), STAGES.index(s.name)
+
+    return sorted(stages, key=key)
+
+
+def entry(stage: str, impl: str) -> str:
+    """ "stage/impl", the trigger after the impl: "tumbling-union/builtin@real-time"."""
+    name, trigger = split_trigger(stage)
+    return f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
+
+
+def split_trigger(entry: str) -> tuple[str, str | None]:
+    """``"tumbling-union@real-time"`` → ("tumbling-union", "real-time"): a suite runs a
+    stage in another trigger mode than its settings' beside the same stage in theirs."""
+    name, _, trigger = entry.partition("@")
+    return name, trigger or None
