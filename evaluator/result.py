@@ -259,8 +259,9 @@ class Summary:
     metadata: Section = field(
         metadata=key_doc(
             "the run's, verbatim: machine, started_at, ended_at, publisher, resources (mean/max "
-            "CPU %, RSS and heap per process), leaders, marks_ms, warmup, faults[] (kind, "
-            "start_ms, end_ms, seconds, executor_pid: a fault's window in broker time)"
+            "CPU %, RSS, heap and garbage-collection ms per second per process), leaders, "
+            "marks_ms, warmup, faults[] (kind, start_ms, end_ms, seconds, executor_pid: a "
+            "fault's window in broker time)"
         )
     )
     period: MeasuredPeriod = field(metadata=key_doc("the measured period"))

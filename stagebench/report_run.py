@@ -91,6 +91,8 @@ def _resources(run: RunData, origin: int) -> list[str]:
         "rss_mb_max",
         "heap_used_mb_mean",
         "heap_used_mb_max",
+        "gc_ms_per_s_mean",
+        "gc_ms_per_s_max",
     )
     rows = [
         [tables.cell(name), *(tables.num(values.get(k)) for k in keys)]

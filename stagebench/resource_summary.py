@@ -42,8 +42,8 @@ def summarise(
     for name in sorted({s["process"] for s in rows} - {MACHINE, OUTSIDE}):
         group = [s for s in rows if s["process"] == name]
         entry: dict[str, Any] = {"samples": len(group)}
-        for metric in ("cpu_percent", "rss_mb", "heap_used_mb"):
-            values = [r[metric] for r in group if r[metric] is not None]
+        for metric in ("cpu_percent", "rss_mb", "heap_used_mb", "gc_ms_per_s"):
+            values = [r[metric] for r in group if r.get(metric) is not None]
             entry[f"{metric}_mean"] = _mean(values)
             entry[f"{metric}_max"] = max(values) if values else None
         out[name] = entry

@@ -3,8 +3,9 @@
 A sampler thread watches named process groups (``engine``: the Spark job's
 process and all its children; ``broker``: the Kafka JVM when it runs here;
 ``bench``: the runner process alone). Each sample records, per group, CPU %
-(of one core, summed over the group's processes), resident memory and JVM
-heap in use (from the JVMs' hsperfdata, where available). At the same
+(of one core, summed over the group's processes), resident memory, JVM
+heap in use and the milliseconds per second the JVMs' garbage collectors ran
+(from the JVMs' hsperfdata, where available). At the same
 instant it records the machine's CPU (row ``machine``) and the CPU that
 processes outside every group used (row ``outside``), so a run can say
 whether the machine itself was the bottleneck (:mod:`stagebench.resource_summary`).
@@ -47,7 +48,7 @@ from typing import Any, Final
 
 import psutil
 
-from ground.jvm.heap import heap_used_bytes
+from ground.jvm.heap import jvm_counters
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ CSV_FIELDS: Final = (
     "cpu_percent",
     "rss_mb",
     "heap_used_mb",
+    "gc_ms_per_s",
     "cpu_user",
     "cpu_system",
     "cpu_iowait",
@@ -90,6 +92,8 @@ class _Tracked:
     seen: dict[int, tuple[float, float]] = field(default_factory=dict)
     # CPU seconds of ended processes not yet found in their parent's children times
     unreaped_s: float = 0.0
+    # per JVM pid, the seconds its collectors had run at the last round
+    gc_s: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -194,12 +198,12 @@ class ResourceSampler:
             complete = complete and usage.complete
         if machine is not None:
             rows.append({"time_ms": now_ms, "process": MACHINE, **machine, "rss_mb": None,
-                         "heap_used_mb": None})  # fmt: skip
+                         "heap_used_mb": None, "gc_ms_per_s": None})  # fmt: skip
             if complete:
                 outside = max(0.0, machine["cpu_percent"] - sum(run_cpu.values()) - reaped)
                 rows.append({"time_ms": now_ms, "process": OUTSIDE,
                              "cpu_percent": round(outside, 1), "rss_mb": None,
-                             "heap_used_mb": None})  # fmt: skip
+                             "heap_used_mb": None, "gc_ms_per_s": None})  # fmt: skip
         self._last_s, self._listed = now_s, listed
         return rows
 
@@ -222,12 +226,15 @@ class ResourceSampler:
             return _Usage(None, {}, True)
         for pid in set(tracked.procs) - pids:
             del tracked.procs[pid]
+        for pid in set(tracked.gc_s) - pids:
+            del tracked.gc_s[pid]
         # CPU that processes of the group had used when they were last seen and then ended
         ended = sum(sum(tracked.seen.pop(pid)) for pid in set(tracked.seen) - pids)
         cpu_by_pid: dict[int, float] = {}
         complete = True
         rss = 0.0
         heap: list[int] = []
+        gc_s: list[float] = []  # seconds the JVMs' collectors ran since the last round
         reaped_s = 0.0
         for pid in pids:
             proc = tracked.procs.get(pid)
@@ -253,8 +260,12 @@ class ResourceSampler:
                 reaped_s += children - tracked.seen[pid][1]
             tracked.seen[pid] = (own, children)
             cpu_by_pid[pid] = cpu
-            if (used := heap_used_bytes(pid)) is not None:
-                heap.append(used)
+            if (jvm := jvm_counters(pid)) is not None:
+                heap.append(jvm.heap_used)
+                if jvm.gc_s is not None:
+                    if pid in tracked.gc_s:
+                        gc_s.append(jvm.gc_s - tracked.gc_s[pid])
+                    tracked.gc_s[pid] = jvm.gc_s
         if not cpu_by_pid:
             return _Usage(None, {}, complete)
         # Children that started and ended between two rounds (the JVM runs short commands
@@ -269,10 +280,14 @@ class ResourceSampler:
             tracked.unreaped_s = max(0.0, -extra_s)
             if self._last_s is not None and extra_s > 0:
                 reaped = 100.0 * extra_s / max(now_s - self._last_s, 1e-3)
+        gc_ms_per_s = None
+        if gc_s and self._last_s is not None:
+            gc_ms_per_s = round(1000.0 * sum(gc_s) / max(now_s - self._last_s, 1e-3), 1)
         row = {
             "cpu_percent": round(sum(cpu_by_pid.values()) + reaped, 1),
             "rss_mb": round(rss / MB, 1),
             "heap_used_mb": round(sum(heap) / MB, 1) if heap else None,
+            "gc_ms_per_s": gc_ms_per_s,
         }
         return _Usage(row, cpu_by_pid, complete, reaped)
 

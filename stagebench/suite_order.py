@@ -81,14 +81,12 @@ def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
     the stages that run no Spark (the floor), then the other stateful ones (join), the
     stateless Spark stages (ingest, parse) last, each group deepest first.
 
-    The shorter a stage's micro-batches, the more of its latency is code the JIT is
-    still compiling minutes into the application's life, so the stateless stages go
-    last, when the application has run longest: on the 2-core Intel Xeon VM, ingest
-    measured 410–500 s into the application lay +3.0 and +3.6 % from JVMs of its own,
-    and measured at 130–240 s +6.7 to +12.3 % in six suites. A Spark stage measured
-    straight after a window stage settled late (join after 64–80 s instead of 32–36, in
-    all three such suites there), so the floor, which runs no Spark, comes between
-    them (docs/method.md#one-application-per-suite)."""
+    The shorter a stage's micro-batches, the more of its latency is code the JIT may
+    still be compiling minutes into the application's life, so the stateless stages go
+    last, when the application has run longest. A Spark stage measured straight after
+    a window stage settled late (join after 64–80 s instead of 32–38), so the floor,
+    which runs no Spark, comes between them. The figures:
+    docs/method.md#one-application-per-suite."""
 
     def key(item: tuple[str, str]) -> tuple[int, int, int]:
         s = stage(split_trigger(item[0])[0])

@@ -1,4 +1,5 @@
-"""JVM heap in use, read from the JVM's own performance-counter file.
+"""JVM heap in use and garbage-collection time, read from the JVM's own performance-counter
+file.
 
 Every HotSpot JVM publishes its counters in ``/tmp/hsperfdata_<user>/<pid>``
 (the file ``jstat`` reads). Parsing it costs microseconds and starts no
@@ -14,11 +15,23 @@ import getpass
 import re
 import struct
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 MAGIC = 0xCAFEC0C0
 PROLOGUE = struct.Struct(">IbbbbiiqII")  # magic is big-endian; the rest follows byte_order
 _USED = re.compile(r"sun\.gc\.generation\.\d+\.space\.\d+\.used")
+_GC_TICKS = re.compile(r"sun\.gc\.collector\.\d+\.time")
+_TICKS_PER_S = "sun.os.hrt.frequency"
+
+
+@dataclass(frozen=True)
+class JvmCounters:
+    heap_used: int
+    """Bytes in use across all heap spaces (what jstat sums)."""
+    gc_s: float | None
+    """Seconds the collectors have run since the JVM started (jstat's GCT: the young and
+    full collections' pauses, and G1's remark and cleanup pauses)."""
 
 
 def perf_file(pid: int) -> Path:
@@ -62,8 +75,8 @@ def read_counters(data: bytes) -> dict[str, int]:
     return counters
 
 
-def heap_used_bytes(pid: int) -> int | None:
-    """Bytes in use across all heap spaces (what jstat sums), or None if unavailable."""
+def jvm_counters(pid: int) -> JvmCounters | None:
+    """The heap in use and the collectors' time of the JVM ``pid``, None if unavailable."""
     try:
         path = perf_file(pid)
         if not path.exists():
@@ -71,5 +84,20 @@ def heap_used_bytes(pid: int) -> int | None:
         counters = read_counters(path.read_bytes())
     except (OSError, ValueError, struct.error):
         return None
+    return from_counters(counters)
+
+
+def from_counters(counters: dict[str, int]) -> JvmCounters | None:
+    """:class:`JvmCounters` of a buffer's long counters, None without heap counters."""
     used = [value for name, value in counters.items() if _USED.fullmatch(name)]
-    return sum(used) if used else None
+    if not used:
+        return None
+    ticks = [value for name, value in counters.items() if _GC_TICKS.fullmatch(name)]
+    per_s = counters.get(_TICKS_PER_S, 0)
+    return JvmCounters(sum(used), sum(ticks) / per_s if ticks and per_s > 0 else None)
+
+
+def heap_used_bytes(pid: int) -> int | None:
+    """Bytes in use across all heap spaces (what jstat sums), or None if unavailable."""
+    counters = jvm_counters(pid)
+    return None if counters is None else counters.heap_used

@@ -53,6 +53,7 @@ def test_summary_keeps_only_the_measured_period_and_describes_the_machine():
         "cpu_percent_mean": 70.0, "cpu_percent_max": 100.0,
         "rss_mb_mean": 100.0, "rss_mb_max": 100.0,
         "heap_used_mb_mean": None, "heap_used_mb_max": None,
+        "gc_ms_per_s_mean": None, "gc_ms_per_s_max": None,
     }  # fmt: skip
     assert out["machine"] == {
         "cores": 2,

@@ -8,7 +8,7 @@ import pytest
 
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from ground.jvm.heap import MAGIC, read_counters
+from ground.jvm.heap import MAGIC, JvmCounters, from_counters, read_counters
 from stagebench.app_warmup import Warmth, turns
 from stagebench.engine import drained
 from stagebench.resource_summary import summarise
@@ -163,13 +163,13 @@ def test_drained_needs_two_empty_batches_after_the_input_stopped(tmp_path):
 
 
 def test_resource_summary_per_process():
-    def sample(process, cpu, rss, heap):
+    def sample(process, cpu, rss, heap, gc=None):
         return {"time_ms": 1, "process": process, "cpu_percent": cpu, "rss_mb": rss,
-                "heap_used_mb": heap}  # fmt: skip
+                "heap_used_mb": heap, "gc_ms_per_s": gc}  # fmt: skip
 
     samples = [
         sample("engine", 50.0, 100.0, None),
-        sample("engine", 150.0, 300.0, 80.0),
+        sample("engine", 150.0, 300.0, 80.0, gc=12.5),
         sample("broker", 10.0, 400.0, 200.0),
     ]
     out = summarise(samples)
@@ -178,6 +178,7 @@ def test_resource_summary_per_process():
         "cpu_percent_mean": 100.0, "cpu_percent_max": 150.0,
         "rss_mb_mean": 200.0, "rss_mb_max": 300.0,
         "heap_used_mb_mean": 80.0, "heap_used_mb_max": 80.0,
+        "gc_ms_per_s_mean": 12.5, "gc_ms_per_s_max": 12.5,
     }  # fmt: skip
     assert out["broker"]["samples"] == 1
 
@@ -203,6 +204,19 @@ def test_read_counters_parses_long_counters():
     assert read_counters(buf) == {"sun.gc.generation.0.space.0.used": 1234, "java.threads.live": 42}
     with pytest.raises(ValueError):
         read_counters(b"\0" * 64)
+
+
+def test_jvm_counters_sum_the_heap_spaces_and_the_collectors_time():
+    counters = {
+        "sun.gc.generation.0.space.0.used": 1000, "sun.gc.generation.1.space.0.used": 24,
+        "sun.gc.collector.0.time": 3_000_000, "sun.gc.collector.1.time": 1_500_000,
+        "sun.gc.collector.0.invocations": 7, "sun.os.hrt.frequency": 1_000_000_000,
+    }  # fmt: skip
+    assert from_counters(counters) == JvmCounters(heap_used=1024, gc_s=0.0045)
+    # no tick rate: the time is unknown, the heap is not
+    without = {k: v for k, v in counters.items() if k != "sun.os.hrt.frequency"}
+    assert from_counters(without) == JvmCounters(heap_used=1024, gc_s=None)
+    assert from_counters({"sun.gc.collector.0.time": 5, "sun.os.hrt.frequency": 10}) is None
 
 
 def test_summary_table_shows_latency_completeness_and_warnings():

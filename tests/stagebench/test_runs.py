@@ -244,12 +244,12 @@ def test_broker_dying_mid_run_is_a_clear_error_and_keeps_what_was_collected(tmp_
     assert len((run_dir / "resources.csv").read_text().splitlines()) > 3
 
 
-def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
-    source = tmp_path / "Sleep.java"
+def test_resource_sampler_reads_a_live_jvm_heap_and_its_collections(tmp_path):
+    source = tmp_path / "Collect.java"
     source.write_text(
-        "public class Sleep { public static void main(String[] a) throws Exception {"
+        "public class Collect { public static void main(String[] a) throws Exception {"
         " byte[][] keep = new byte[64][]; for (int i = 0; i < 64; i++) keep[i] = new byte[1<<20];"
-        " Thread.sleep(60000); } }"
+        " for (int i = 0; i < 600; i++) { System.gc(); Thread.sleep(100); } } }"
     )
     jvm = subprocess.Popen([java_executable(), str(source)])
     try:
@@ -267,6 +267,9 @@ def test_resource_sampler_reads_a_live_jvm_heap(tmp_path):
     assert samples
     assert max(s["heap_used_mb"] for s in samples) >= 64
     assert max(s["rss_mb"] for s in samples) >= 64
+    # the first round has no earlier collector time to take a difference from
+    assert samples[0]["gc_ms_per_s"] is None
+    assert max(s["gc_ms_per_s"] or 0 for s in samples) > 0  # ten full collections a second
 
 
 @pytest.mark.slow
