@@ -27,6 +27,8 @@ _TICKS_PER_S = "sun.os.hrt.frequency"
 
 @dataclass(frozen=True)
 class JvmCounters:
+    """What one JVM's counter file says of its memory and its collectors."""
+
     heap_used: int
     """Bytes in use across all heap spaces (what jstat sums)."""
     gc_s: float | None

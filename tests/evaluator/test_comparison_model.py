@@ -24,7 +24,7 @@ ADDED = ("first_update_p50", "first_update_p99", "updates_per_window")
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
-each had a job of their own."""
+each had a job of their own, as is their order's ``fixed_first`` false."""
 ROOT = "<results>"
 
 
@@ -32,6 +32,7 @@ def _suite(tmp_path: Path, monkeypatch, stages: list[str], repeat: int) -> dict:
     suite_dir = make_suite(tmp_path, stages, repeat, monkeypatch)
     doc = json.loads((suite_dir / "comparison.json").read_text())
     assert doc.pop("application") is None
+    assert doc["order"].pop("fixed_first") is False
     run = doc["settings"]["run"]
     assert run.pop("application") == "per-run" and all(run.pop(k) for k in SUITE_ADDED[1:])
     return {k: v for k, v in doc.items() if k not in ("suite", "created_at")}
