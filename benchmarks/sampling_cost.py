@@ -35,7 +35,7 @@ from pathlib import Path
 
 import psutil
 
-from ground.jvm.heap import heap_used_bytes
+from ground.jvm.heap import jvm_counters
 from stagebench.resources import MACHINE, Group, ResourceSampler
 
 TARGET_PCT = 1.0
@@ -69,7 +69,7 @@ def start_broker(workdir: Path) -> tuple[subprocess.Popen, str]:
     source.write_text(SLEEP_JAVA)
     jvm = subprocess.Popen([java, str(source)])
     deadline = time.monotonic() + 30
-    while heap_used_bytes(jvm.pid) is None and time.monotonic() < deadline:
+    while jvm_counters(jvm.pid) is None and time.monotonic() < deadline:
         time.sleep(0.2)
     return jvm, "jvm"
 

@@ -108,6 +108,12 @@ def stage(name: str) -> Stage:
         raise ConfigError(f"unknown stage {name!r} (stages: {', '.join(STAGES)})") from None
 
 
+def deepest_first(name: str) -> tuple[int, int]:
+    """A sort key that puts the deepest stage (the longest :func:`chain`) first, ties
+    in ladder order."""
+    return -len(chain(name)), STAGES.index(name)
+
+
 def chain(name: str) -> tuple[Stage, ...]:
     """The stages ``name`` builds on and itself, first to last: ``chain("join")`` is
     floor, ingest, parse, join."""

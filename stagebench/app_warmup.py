@@ -20,7 +20,7 @@ from typing import Any
 from ground.errors import SparkError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.topics import create_topics
-from ground.stages import STAGES, chain, stage
+from ground.stages import deepest_first, stage
 from pipelines.config import PipelineConfig
 from stagebench.application import Application
 from stagebench.console import Console
@@ -70,9 +70,7 @@ def turns(runs: list[tuple[RunConfig, Settings]]) -> list[tuple[RunConfig, Setti
     unique: dict[tuple[str, str], tuple[RunConfig, Settings]] = {}
     for run, settings in runs:
         unique.setdefault((run.stage, run.impl), (run, settings))
-    return sorted(
-        unique.values(), key=lambda r: (-len(chain(r[0].stage)), STAGES.index(r[0].stage))
-    )
+    return sorted(unique.values(), key=lambda r: deepest_first(r[0].stage))
 
 
 def _warm_alone(

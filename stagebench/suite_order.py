@@ -12,7 +12,13 @@ random order, come when it has run for minutes.
 import random
 from dataclasses import dataclass
 
-from ground.stages import STAGES, chain, stage
+from ground.stages import deepest_first, stage
+
+FIXED_ORDER = (
+    "the shared application's order (window stages first, the floor next, the stateless "
+    "Spark stages last)"
+)
+"""How :func:`first_round_order` orders a round, in a suite's sentence."""
 
 
 @dataclass(frozen=True)
@@ -53,13 +59,9 @@ def order_kind(seed: int | str, repeat: int, fixed_first: bool) -> str:
     round (seed 7)", or the fixed first round's rule first."""
     if not fixed_first:
         return f"stages in random order per round (seed {seed})"
-    fixed = "stages in the shared application's order (window stages first, the floor "
-    fixed += "next, the stateless Spark stages last)"
     if repeat == 1:
-        return fixed
-    return (
-        f"round 1 in {fixed.removeprefix('stages in ')}, the others in random order (seed {seed})"
-    )
+        return f"stages in {FIXED_ORDER}"
+    return f"round 1 in {FIXED_ORDER}, the others in random order (seed {seed})"
 
 
 def round_orders(
@@ -91,7 +93,7 @@ def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
     def key(item: tuple[str, str]) -> tuple[int, int, int]:
         s = stage(split_trigger(item[0])[0])
         group = 0 if s.window else 1 if not s.spark else 2 if s.stateful else 3
-        return group, -len(chain(s.name)), STAGES.index(s.name)
+        return group, *deepest_first(s.name)
 
     return sorted(stages, key=key)
 

@@ -97,9 +97,3 @@ def from_counters(counters: dict[str, int]) -> JvmCounters | None:
     ticks = [value for name, value in counters.items() if _GC_TICKS.fullmatch(name)]
     per_s = counters.get(_TICKS_PER_S, 0)
     return JvmCounters(sum(used), sum(ticks) / per_s if ticks and per_s > 0 else None)
-
-
-def heap_used_bytes(pid: int) -> int | None:
-    """Bytes in use across all heap spaces (what jstat sums), or None if unavailable."""
-    counters = jvm_counters(pid)
-    return None if counters is None else counters.heap_used

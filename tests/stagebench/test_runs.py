@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from evaluator.confidence import MIN_SECTION_S
-from ground.jvm.heap import heap_used_bytes
+from ground.jvm.heap import jvm_counters
 from ground.jvm.java import java_executable
 from ground.kafka.local import local_broker
 from stagebench.resources import ResourceSampler
@@ -254,7 +254,7 @@ def test_resource_sampler_reads_a_live_jvm_heap_and_its_collections(tmp_path):
     jvm = subprocess.Popen([java_executable(), str(source)])
     try:
         deadline = time.monotonic() + 30
-        while heap_used_bytes(jvm.pid) is None and time.monotonic() < deadline:
+        while jvm_counters(jvm.pid) is None and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(2)  # past the allocation
         sampler = ResourceSampler({"jvm": lambda: [jvm.pid]}, interval_s=0.3).start()
