@@ -27,8 +27,9 @@ def measured_line(
     data: str,
 ) -> str:
     """One line: the dates (YYYY-MM-DD) the results were measured on, the machines' cores
-    and processor, the PySpark, Kafka (and broker kind, unless ``brokers`` is None) and
-    stagebench commit of ``versions``, and ``data``, the links to the stored results."""
+    and processor, the PySpark (and the Java it ran on, where recorded), Kafka (and broker
+    kind, unless ``brokers`` is None) and stagebench commit of ``versions``, and ``data``,
+    the links to the stored results."""
     days = sorted(d for d in dates if d)
     if not days:
         when = "on an unknown date"
@@ -39,9 +40,13 @@ def measured_line(
         "" if processor == "unknown" else f" ({processor})"
     )
     kafka = _one(v.get("kafka_broker") for v in versions)
+    pyspark = _one(v.get("pyspark") for v in versions)
+    java = _one(v.get("java") for v in versions)
+    if java != "unknown":
+        pyspark += f" (Java {java})"
     broker = "" if brokers is None else f" ({_one(brokers)} broker)"
     return (
-        f"Measured {when}, {machine}, PySpark {_one(v.get('pyspark') for v in versions)}, "
+        f"Measured {when}, {machine}, PySpark {pyspark}, "
         f"Kafka {kafka}{broker}, stagebench commit "
         f"`{_one(v.get('stagebench_commit') for v in versions)}`; data: {data}."
     )

@@ -16,6 +16,7 @@ from stagebench import reference
 from stagebench.capacity_table import format_table, headline
 from stagebench.reference_blocks import Block, blocks, comparison
 from stagebench.reference_data import PAPERS, stored
+from stagebench.reference_measured import measured_line
 from tests.stagebench.results_dirs import make_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,3 +185,11 @@ def test_the_command_explains_the_three_blocks_and_errors_in_one_line(tmp_path, 
     assert reference.main(["store", str(tmp_path / "missing")]) == ConfigError.exit_code
     error = capsys.readouterr().err
     assert error.startswith("ERROR: ") and error.count("\n") == 1
+
+
+def test_the_measured_line_names_the_java_where_it_was_recorded():
+    def line(versions):
+        return measured_line(["2026-11-28"], [{"cores": 2}], [versions], None, "d")
+
+    assert "2 cores, PySpark 4.3.0 (Java 25), Kafka 4.3.1, " in line({**VERSIONS, "java": "25"})
+    assert "2 cores, PySpark 4.3.0, Kafka 4.3.1, " in line(VERSIONS)  # older results
