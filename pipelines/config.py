@@ -35,6 +35,10 @@ writes the same files. Not applied to a checkpoint with a scheme (``hdfs://``,
 
 TRIGGERS = ("processing-time", "real-time")
 """Spark's micro-batches at a processing-time trigger, or its real-time mode."""
+IDLE_PROGRESS_MS = 200
+"""How often an idle query reports (``spark.sql.streaming.noDataProgressEventInterval``),
+and the floor with it: the runner sees a job drained after two empty reports
+(stagebench.engine.drained); a job with input is never idle that long."""
 GARBAGE_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "jvm": ""}
 """``[pipeline] garbage_collector``: its flag for the driver JVM (none: the JVM's own
 choice, G1 on a machine with 2 cores or more)."""
@@ -290,10 +294,8 @@ class PipelineConfig:
             "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
             # the windows close through no-data batches when the watermark moves
             "spark.sql.streaming.noDataMicroBatches.enabled": "true",
-            # an idle job reports so every 200 ms, not every 10 s: the runner sees the
-            # drain after the input stops within a fraction of a second
-            # (stagebench.engine.drained); a job with input is never idle that long
-            "spark.sql.streaming.noDataProgressEventInterval": "200",
+            # an idle job reports every IDLE_PROGRESS_MS, not every 10 s
+            "spark.sql.streaming.noDataProgressEventInterval": str(IDLE_PROGRESS_MS),
         }
         if self.local_checkpoint:
             conf.update(LOCAL_CHECKPOINT_CONF)

@@ -56,7 +56,7 @@ from ground.errors import BrokerError, ConfigError, TopicError
 from ground.kafka import MAX_MESSAGE_BYTES
 from ground.stages import stage
 from pipelines import process
-from pipelines.config import PipelineConfig
+from pipelines.config import IDLE_PROGRESS_MS, PipelineConfig
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +66,9 @@ MAX_BATCH = 1000
 """Records taken from the consumer's queue at once (only what has already arrived)."""
 METADATA_TIMEOUT_S = 15.0
 FLUSH_TIMEOUT_S = 10.0
-PROGRESS_EVERY_S = 0.2
-"""How often the floor reports, as often as an idle Spark query does
-(``spark.sql.streaming.noDataProgressEventInterval``): the run sees it drained after
-two empty reports, so the floor's drain takes as long as a Spark stage's."""
+PROGRESS_EVERY_S = IDLE_PROGRESS_MS / 1000
+"""As often as an idle Spark query reports, so the floor's drain takes as long as a
+Spark stage's."""
 _TIMESTAMP_TYPES = {TIMESTAMP_CREATE_TIME: "CreateTime", TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime"}
 
 
