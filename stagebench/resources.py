@@ -69,6 +69,8 @@ CSV_FIELDS: Final = (
     "cpu_steal",
 )
 """Columns of resources.csv; the last four only in ``machine`` rows."""
+_NO_PROCESS: Final = {"rss_mb": None, "heap_used_mb": None, "gc_ms_per_s": None}
+"""The columns of one process group, empty in the ``machine`` and ``outside`` rows."""
 
 _USER = ("user", "nice")
 _SYSTEM = ("system", "irq", "softirq", "interrupt", "dpc")  # Linux and Windows names
@@ -197,13 +199,11 @@ class ResourceSampler:
             reaped += usage.reaped
             complete = complete and usage.complete
         if machine is not None:
-            rows.append({"time_ms": now_ms, "process": MACHINE, **machine, "rss_mb": None,
-                         "heap_used_mb": None, "gc_ms_per_s": None})  # fmt: skip
+            rows.append({"time_ms": now_ms, "process": MACHINE, **machine, **_NO_PROCESS})
             if complete:
                 outside = max(0.0, machine["cpu_percent"] - sum(run_cpu.values()) - reaped)
                 rows.append({"time_ms": now_ms, "process": OUTSIDE,
-                             "cpu_percent": round(outside, 1), "rss_mb": None,
-                             "heap_used_mb": None, "gc_ms_per_s": None})  # fmt: skip
+                             "cpu_percent": round(outside, 1), **_NO_PROCESS})  # fmt: skip
         self._last_s, self._listed = now_s, listed
         return rows
 
