@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ground.config import require
 from ground.errors import ConfigError
+from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from ground.stages import Impl, check_impl, stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -39,6 +40,7 @@ IDLE_PROGRESS_MS = 200
 """How often an idle query reports (``spark.sql.streaming.noDataProgressEventInterval``),
 and the floor with it: the runner sees a job drained after two empty reports
 (stagebench.engine.drained); a job with input is never idle that long."""
+FILE_PERMISSIONS = ("jvm", "chmod")
 GARBAGE_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "jvm": ""}
 """``[pipeline] garbage_collector``: its flag for the driver JVM (none: the JVM's own
 choice, G1 on a machine with 2 cores or more)."""
@@ -166,6 +168,20 @@ class PipelineConfig:
     three times in five minutes), and four such JVMs gave 29, 30, 30 and 30 ms. On a
     cluster the executors keep the JVM's choice: their heaps can be far larger, and a
     full collection takes longer the more is live (docs/spark.md#settings-stagebench-makes)."""
+    file_permissions: Literal["jvm", "chmod"] = dataclasses.field(
+        default="jvm",
+        metadata={
+            "help": "a local checkpoint with a local master: how each new file gets its "
+            "permissions, jvm (Java's own chmod call, ground/jvm/LocalFileSystem.scala) or "
+            "chmod (Hadoop's own without its native library: a chmod process per file)"
+        },
+    )
+    """Hadoop forks ``chmod`` for each file a local checkpoint gets, and the micro-batch
+    waits for it: two per ingest batch, about 4 ms each from the driver's JVM on a
+    2-core VM (ground/jvm/local_file_system.py). With Java's own call a Quick start
+    suite gave ingest 26 ms and join 256, where the suites before gave 29–42 and
+    279–318 (docs/spark.md#settings-stagebench-makes). Only a local master runs the
+    tasks in the driver's JVM, where the class is."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
     are appended to the JIT and collector options instead, and the JVM lets a later
@@ -194,6 +210,10 @@ class PipelineConfig:
         require(
             self.jit_threshold_scaling > 0,  # 0 would stop the JIT: interpreted only
             f"jit_threshold_scaling must be > 0, got {self.jit_threshold_scaling}",
+        )
+        require(
+            self.file_permissions in FILE_PERMISSIONS,
+            f"file_permissions must be jvm or chmod, got {self.file_permissions!r}",
         )
         require(
             self.garbage_collector in GARBAGE_COLLECTORS,
@@ -299,6 +319,8 @@ class PipelineConfig:
         }
         if self.local_checkpoint:
             conf.update(LOCAL_CHECKPOINT_CONF)
+            if self.file_permissions == "jvm" and self.local_cores() is not None:
+                conf[FILE_SCHEME_CONF] = FILE_SYSTEM_CLASS
         conf.update(self.spark_conf)
         jit = (
             f"-XX:CompileThresholdScaling={self.jit_threshold_scaling:g}"

@@ -24,6 +24,7 @@ from ground import envvars, paths
 from ground.errors import ResolveError, SparkError
 from ground.jvm import ivy
 from ground.jvm.java import java_executable
+from ground.jvm.local_file_system import on_class_path
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def build_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
     builder = SparkSession.builder.appName(app_name)
-    for key, value in {**base_conf(master), **(conf or {})}.items():
+    for key, value in on_class_path({**base_conf(master), **(conf or {})}).items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()

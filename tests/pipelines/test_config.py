@@ -8,6 +8,7 @@ import pytest
 
 from ground.config import from_mapping
 from ground.errors import ConfigError
+from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from pipelines.config import LOCAL_CHECKPOINT_CONF, ROCKSDB_PROVIDER, PipelineConfig
 from stagebench.cli import build_parser
 from stagebench.commands.pipeline import config_from_args
@@ -91,6 +92,19 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
 
 
 @pytest.mark.parametrize(
+    ("overrides", "ours"),
+    [({}, True), ({"master": "local"}, True), ({"master": "local[*]"}, True),
+     ({"file_permissions": "chmod"}, False),
+     ({"master": "spark://head:7077"}, False),  # executors elsewhere cannot load the class
+     ({"checkpoint_dir": "hdfs://namenode:8020/run"}, False)],
+)  # fmt: skip
+def test_a_local_checkpoint_in_a_local_jvm_sets_permissions_without_forking(overrides, ours):
+    effective = make(**overrides).spark_conf_effective()
+    assert (effective.get(FILE_SCHEME_CONF) == FILE_SYSTEM_CLASS) is ours
+    assert ours or FILE_SCHEME_CONF not in effective
+
+
+@pytest.mark.parametrize(
     ("overrides", "message"),
     [
         ({"stage": "window"}, "unknown stage .window."),
@@ -98,6 +112,7 @@ def test_a_local_checkpoint_gets_the_plain_file_system(checkpoint, local):
         ({"stage": "join", "trigger": "real-time"}, "real-time mode does not support"),
         ({"jit_threshold_scaling": 0}, "jit_threshold_scaling must be > 0"),
         ({"garbage_collector": "g1"}, "garbage_collector must be one of parallel, jvm"),
+        ({"file_permissions": "native"}, "file_permissions must be jvm or chmod"),
         ({"impl": "custom", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "sliding", "trigger": "real-time"}, "real-time mode does not support"),
         ({"stage": "tumbling", "trigger": "real-time"}, "real-time mode does not support"),
