@@ -178,10 +178,11 @@ class PipelineConfig:
     )
     """Hadoop forks ``chmod`` for each file a local checkpoint gets, and the micro-batch
     waits for it: two per ingest batch, about 4 ms each from the driver's JVM on a
-    2-core VM (ground/jvm/local_file_system.py). With Java's own call a Quick start
-    suite gave ingest 26 ms and join 256, where the suites before gave 29–42 and
-    279–318 (docs/spark.md#settings-stagebench-makes). Only a local master runs the
-    tasks in the driver's JVM, where the class is."""
+    2-core VM (ground/jvm/local_file_system.py). With Java's own call three Quick start
+    suites there gave ingest 24, 24 and 21 ms and join 259, 253 and 236, where three
+    with the forks had given 29, 31 and 38 and 287, 284 and 279
+    (docs/spark.md#settings-stagebench-makes). Only a local master runs the tasks in the
+    driver's JVM, where the class is."""
     spark_conf: dict[str, str] = dataclasses.field(default_factory=dict)
     """Extra Spark conf, applied last (overrides every setting above; ``extraJavaOptions``
     are appended to the JIT and collector options instead, and the JVM lets a later

@@ -6,9 +6,11 @@ ships none), by forking ``chmod``: two processes per micro-batch of a stateless 
 (its offset and commit files), six of a join (its four state stores' changelogs too),
 each waited for by the micro-batch. From a JVM with a 2 GB heap on a 2-core VM a fork
 took 3.9 to 4.7 ms (500 in a row, three times), ``Files.setPosixFilePermissions``
-0.002 to 0.011 ms. ``LocalFileSystem.scala`` makes the second Hadoop's ``file:``
-scheme: a subclass of its local file system (RocksDB's state store casts
-``FileSystem.getLocal`` to that class) whose raw file system calls it.
+0.002 to 0.011 ms. ``LocalFileSystem.scala`` subclasses Hadoop's local file system
+(RocksDB's state store casts ``FileSystem.getLocal`` to that class) with a raw file
+system that makes that call, and :data:`FILE_SCHEME_CONF` makes it the ``file:``
+scheme's in place of the one PySpark's jars choose, Hive's ``ProxyLocalFileSystem``,
+whose one difference from Hadoop's it keeps.
 
 The class is compiled by the Scala compiler PySpark ships, so a Java runtime is enough
 (no JDK), once per source and PySpark, into the cache; the driver JVM gets it on its
@@ -91,6 +93,7 @@ def classes_dir() -> Path:
     if target.is_dir():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    log.info("compiling %s into %s, once", SOURCE.name, target)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         out = Path(scratch) / "classes"
         out.mkdir()
