@@ -431,3 +431,34 @@ def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):
     # without the end detection this waits idle_timeout_s and raises EvaluationError
     frame = read_topic(kafka_bootstrap, topic, None, idle_timeout_s=20)
     assert len(frame) == 3 and frame[TIMESTAMP].gt(0).all()
+
+
+def test_reading_asks_for_no_more_records_than_are_left(kafka_bootstrap, unique, monkeypatch):
+    """consume() waits for as many records as it is asked for, up to its timeout: a read
+    that asks for a full batch from a small topic waits the timeout out before it ends."""
+    import evaluator.consume
+    from evaluator.reader import read_topic
+
+    asked: list[int] = []
+
+    class Spy:
+        def __init__(self, consumer: Consumer) -> None:
+            self._consumer = consumer
+
+        def __getattr__(self, name: str):
+            return getattr(self._consumer, name)
+
+        def consume(self, num_messages: int, timeout: float):
+            asked.append(num_messages)
+            return self._consumer.consume(num_messages=num_messages, timeout=timeout)
+
+    real = evaluator.consume._consumer
+    monkeypatch.setattr(evaluator.consume, "_consumer", lambda bootstrap: Spy(real(bootstrap)))
+    topic = f"small-{unique}"
+    create_topics(kafka_bootstrap, [topic])
+    _produce(
+        kafka_bootstrap, topic, [json.dumps({s.INPUT_TS_LATEST: i}).encode() for i in range(5)]
+    )
+    frame = read_topic(kafka_bootstrap, topic, None, batch_size=50_000)
+    assert len(frame) == 5
+    assert asked[0] == 5 and max(asked) == 5
