@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-import pyspark
-
 from ground.errors import ResolveError
+from ground.jvm import pyspark_jars
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
 
@@ -26,10 +25,9 @@ _MARKER = "complete"
 
 
 def pyspark_ivy_jar() -> Path:
-    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("ivy-*.jar"))
-    if not jars:
+    if (jar := pyspark_jars.find("ivy")) is None:
         raise ResolveError("PySpark's bundled Ivy jar (pyspark/jars/ivy-*.jar) was not found")
-    return jars[-1]
+    return jar
 
 
 def parse_coordinate(coordinate: str) -> tuple[str, str, str]:

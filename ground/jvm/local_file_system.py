@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from ground.errors import SparkError
+from ground.jvm import pyspark_jars
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
 
@@ -81,11 +82,8 @@ def _loadable(jvm: object) -> bool:
 def classes_dir() -> Path:
     """The directory of the compiled class, compiled if the cache has none yet; SparkError
     if it cannot be."""
-    import pyspark
-
-    jars = Path(pyspark.__file__).parent / "jars"
-    compiler = [_jar(jars, name) for name in COMPILER]
-    hadoop = [_jar(jars, name) for name in HADOOP]
+    compiler = [_jar(name) for name in COMPILER]
+    hadoop = [_jar(name) for name in HADOOP]
     key = hashlib.sha256(
         SOURCE.read_bytes() + " ".join(jar.name for jar in compiler + hadoop).encode()
     ).hexdigest()[:16]
@@ -124,8 +122,7 @@ def _compile(compiler: list[Path], hadoop: list[Path], out: Path) -> None:
         raise SparkError(f"could not compile {SOURCE.name}: {output}; {hint}")
 
 
-def _jar(jars: Path, artifact: str) -> Path:
-    found = sorted(jars.glob(f"{artifact}-[0-9]*.jar"))
-    if not found:
+def _jar(artifact: str) -> Path:
+    if (jar := pyspark_jars.find(artifact)) is None:
         raise SparkError(f"PySpark's jars have no {artifact}: is PySpark installed completely?")
-    return found[-1]
+    return jar

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 
 from ground import envvars, paths
 from ground.errors import ResolveError, SparkError
-from ground.jvm import ivy
+from ground.jvm import ivy, pyspark_jars
 from ground.jvm.java import java_executable
 from ground.jvm.local_file_system import on_class_path
 
@@ -64,9 +64,7 @@ def connector_jars() -> list[Path]:
     """The connector's jars, less the libraries PySpark ships itself (in any version:
     Ivy's resolution brings spark-tags 4.2.0 and a second scala-library, and two
     versions of one library on a class path leave it to chance which one loads)."""
-    shipped = {
-        _artifact(jar.name) for jar in (Path(pyspark.__file__).parent / "jars").glob("*.jar")
-    }
+    shipped = {_artifact(jar.name) for jar in pyspark_jars.directory().glob("*.jar")}
     return [jar for jar in ivy.resolve([kafka_connector()]) if _artifact(jar.name) not in shipped]
 
 
