@@ -94,7 +94,7 @@ def iter_batches(
         # more than are left to the end offsets, it returns the last batch as soon as it
         # is here instead of waiting the timeout out (0.5 s per topic, three per run); a
         # transaction marker counted as a record only brings the timeout back
-        left = sum(pending[p] - ranges[p][0] for p in pending)
+        left = total
         while pending:
             msgs = consumer.consume(num_messages=max(1, min(batch_size, left)), timeout=0.5)
             left -= len(msgs)
