@@ -24,11 +24,13 @@ Spark; seeded, so two runs print the same figures. Five measurements:
   application (``warm_settle_window_s``, 10 s), where the JIT has compiled what the
   query runs and what is left to settle is the query's own start: a per-second p50
   starting at ``1 + START_EXCESS`` times its level and decaying to it with a time
-  constant of ``START_TAU_S``, looked at every 2 s from 30 s. The share of warm-ups
-  ended while the excess was still above 5 % of the level, and the median second they
-  ended at, flat series beside. Target: < 10 %. A slow drift (the 15 %/min fall
-  above) passes these short windows: they rest on the application's warm-up having
-  removed it.
+  constant of 10, 15 or 20 s (``START_TAUS_S``), looked at every 2 s from 30 s. The
+  share of warm-ups ended while the excess was still above 5 % of the level, and the
+  median second they ended at, flat series beside. Target: < 10 % for starts of up to
+  ``START_TARGET_TAU_S`` (15 s). The first look comes when a 10 s start has already
+  decayed to 5 %, so only the slower starts can fail it; the 20 s start shows where
+  these windows stop protecting. A slow drift (the 15 %/min fall above) passes them:
+  they rest on the application's warm-up having removed it.
 
 Prints one JSON line per figure, then a summary line with every target.
 
@@ -62,7 +64,9 @@ LOOKS_S = np.arange(240.0, 301.0, 2.0)
 WINDOW_S = 60.0
 WARM_WINDOW_S = 10.0
 WARM_LOOKS_S = np.arange(30.0, 301.0, 2.0)
-START_EXCESS, START_TAU_S = 1.0, 10.0
+START_EXCESS = 1.0
+START_TAUS_S = (10.0, 15.0, 20.0)
+START_TARGET_TAU_S = 15.0
 TARGETS = {"coverage": 0.93, "false_alarm": 0.10, "missed_rise": 0.10, "early_stop": 0.10}
 
 IntervalFn = Callable[[np.ndarray, np.ndarray], dict[float, tuple[float, float]] | None]
@@ -188,34 +192,40 @@ def warm_start(series: int, seed: int) -> list[dict[str, float | int | None]]:
     """When the short windows of a warmed-up application end a start transient's warm-up."""
     rows = []
     seconds = np.arange(0.0, WARM_LOOKS_S[-1] + 1)
-    excess = START_EXCESS * np.exp(-seconds / START_TAU_S)
-    for jitter in JITTERS:
-        rng = np.random.default_rng([seed, int(jitter * 100), 3])
-        early, ends = 0, {"start": [], "flat": []}
-        for _ in range(series):
-            for name, shape in (("start", 1 + excess), ("flat", np.ones(seconds.size))):
-                values = 1000 * shape * (1 + ar1(rng, seconds.size, 0.8, jitter))
-                end = next(
-                    (
-                        t
-                        for t in WARM_LOOKS_S
-                        if is_settled(seconds[seconds <= t], values[seconds <= t], WARM_WINDOW_S)
-                    ),
-                    None,
-                )
-                if end is not None:
-                    ends[name].append(end)
-                    early += name == "start" and excess[int(end)] > 0.05
-        rows.append(
-            {
-                "figure": "warm_start",
-                "jitter": jitter,
-                "ended_above_5pct": early / series,
-                "start_median_end_s": float(np.median(ends["start"])) if ends["start"] else None,
-                "flat_median_end_s": float(np.median(ends["flat"])) if ends["flat"] else None,
-                "flat_settled_by_300s": len(ends["flat"]) / series,
-            }
-        )
+    for tau in START_TAUS_S:
+        excess = START_EXCESS * np.exp(-seconds / tau)
+        for jitter in JITTERS:
+            rng = np.random.default_rng([seed, int(jitter * 100), 3, int(tau)])
+            early, ends = 0, {"start": [], "flat": []}
+            for _ in range(series):
+                for name, shape in (("start", 1 + excess), ("flat", np.ones(seconds.size))):
+                    values = 1000 * shape * (1 + ar1(rng, seconds.size, 0.8, jitter))
+                    end = next(
+                        (
+                            t
+                            for t in WARM_LOOKS_S
+                            if is_settled(
+                                seconds[seconds <= t], values[seconds <= t], WARM_WINDOW_S
+                            )
+                        ),
+                        None,
+                    )
+                    if end is not None:
+                        ends[name].append(end)
+                        early += name == "start" and excess[int(end)] > 0.05
+            rows.append(
+                {
+                    "figure": "warm_start",
+                    "tau_s": tau,
+                    "jitter": jitter,
+                    "ended_above_5pct": early / series,
+                    "start_median_end_s": float(np.median(ends["start"]))
+                    if ends["start"]
+                    else None,
+                    "flat_median_end_s": float(np.median(ends["flat"])) if ends["flat"] else None,
+                    "flat_settled_by_300s": len(ends["flat"]) / series,
+                }
+            )
     return rows
 
 
@@ -239,7 +249,11 @@ def run(
         ),
         "missed_rise": all(r.get("steady", 0) <= TARGETS["missed_rise"] for r in rise),
         "early_stop": all(r["falling_ended"] < TARGETS["early_stop"] for r in warm),
-        "warm_early_stop": all(r["ended_above_5pct"] < TARGETS["early_stop"] for r in started),
+        "warm_early_stop": all(
+            r["ended_above_5pct"] < TARGETS["early_stop"]
+            for r in started
+            if r["tau_s"] <= START_TARGET_TAU_S
+        ),
     }
 
 

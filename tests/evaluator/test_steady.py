@@ -187,6 +187,21 @@ def test_a_15_percent_per_minute_fall_seldom_ends_the_warm_up():
     assert ended <= 2
 
 
+def test_the_short_windows_seldom_end_a_15_s_start_early():
+    # benchmarks/statistics_coverage.py's warm_start on fewer seeded series: twice the level,
+    # decaying with a 15 s time constant; the runner's looks every 2 s from 30 s, 10 s windows.
+    # Its first look comes at 30 s, when the excess is still 13 %.
+    s = np.arange(301.0)
+    excess = np.exp(-s / 15)
+    rng = np.random.default_rng(15)
+    early = 0
+    for _ in range(60):
+        v = 1000 * (1 + excess) * (1 + ar1(rng, s.size, 0.8, 0.1))
+        end = next((t for t in range(30, 301, 2) if is_settled(s[s <= t], v[s <= t], 10)), None)
+        early += end is not None and excess[end] > 0.05
+    assert early <= 5
+
+
 def test_warmup_end_after_the_decay():
     s, v = warmup_series(seed=5)
     end = warmup_end(s, v)
