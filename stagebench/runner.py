@@ -249,8 +249,8 @@ class Run:
         settling = f"{SETTLE_WINDOWS} windows of {window:g} s in a row"
         if settled:
             self.console.step(
-                f"warm-up over after {found:g} s: the latency has settled ({settling} each "
-                f"changed less than {tolerance * 100:g} % and their medians agree within it)"
+                f"warm-up over after {found:g} s: the latency has settled (the medians of "
+                f"{settling} agree within {tolerance * 100:g} %)"
             )
         elif SETTLE_WINDOWS * window > run.warmup_max_s:
             self._warn(
