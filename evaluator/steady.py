@@ -28,11 +28,11 @@ tolerance's size from the latency's own wandering.
 
 The live check cannot wait for such an interval (over a minute of a noisy series
 it is wider than any useful tolerance), and it looks about thirty times, so a
-lenient test passes by chance at one of its looks: with a single 60 s window, 89 %
-of series still falling 15 %/min passed before 300 s. It passes only when the
-medians of :data:`SETTLE_WINDOWS` consecutive, non-overlapping windows agree within
-the tolerance (or lie one millisecond apart: one level at the broker clock's
-resolution). A drift or a start that has not faded moves the windows' medians apart.
+lenient test passes by chance at one of its looks: with two windows of 60 s, 46 % of
+series still falling 15 %/min passed before 300 s. It passes only when the medians of
+:data:`SETTLE_WINDOWS` consecutive, non-overlapping windows agree within the tolerance
+(or lie one millisecond apart: one level at the broker clock's resolution). A drift or
+a start that has not faded moves the windows' medians apart.
 A slope fitted within each window would add little to that and mostly measure the
 latency's own wander: with windows of 10 s, requiring each window's Theil–Sen change
 to stay within the tolerance kept half of the flat series that wander by 14 % (AR(1),
