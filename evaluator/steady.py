@@ -32,8 +32,8 @@ lenient test passes by chance at one of its looks: with two windows of 60 s, 46 
 series still falling 15 %/min passed before 300 s. It passes only when the medians of
 :data:`SETTLE_WINDOWS` consecutive, non-overlapping windows agree within the tolerance
 (or lie one millisecond apart: one level at the broker clock's resolution). A drift or
-a start that has not faded moves the windows' medians apart.
-A slope fitted within each window would add little to that and mostly measure the
+a start that has not faded moves the windows' medians apart. A slope fitted within
+each window would add little to that and mostly measure the
 latency's own wander: with windows of 10 s, requiring each window's Theil–Sen change
 to stay within the tolerance kept half of the flat series that wander by 14 % (AR(1),
 φ = 0.7) waiting past 200 s, where the medians of three windows of 14 s settle them at
@@ -208,8 +208,8 @@ def _settled_at(
     for k in range(windows):
         end = t - k * window_s
         inside = (x > end - window_s) & (x <= end)
-        xs, ys = _usable(x[inside], y[inside])
-        if xs.size < MIN_POINTS:
+        _, ys = _usable(x[inside], y[inside])
+        if ys.size < MIN_POINTS:
             return False
         medians.append(float(np.median(ys)))
     _, span = _usable(x[x > t - windows * window_s], y[x > t - windows * window_s])
