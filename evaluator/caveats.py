@@ -28,8 +28,9 @@ def steady_warnings(steady: dict | None) -> list[str]:
         lo, hi = steady["change_ms"]
         change = (
             f"the per-second p50 changed by {lo:+,.0f} to {hi:+,.0f} ms over the measured "
-            f"period (95 % interval), not all within ±{steady['allowed_ms']:,.0f} ms "
-            f"(steady_tolerance {steady['tolerance'] * 100:g} % of its median)"
+            f"period (95 % interval{_worth(steady)}), not all within "
+            f"±{steady['allowed_ms']:,.0f} ms (steady_tolerance {steady['tolerance'] * 100:g} % "
+            "of its median)"
         )
         if hi < 0:
             return [f"steadiness not shown: {change}: it fell, still warming up; warm up longer"]
@@ -40,6 +41,25 @@ def steady_warnings(steady: dict | None) -> list[str]:
             "drift of that size; measure longer"
         ]
     return []
+
+
+def _worth(steady: dict) -> str:
+    """What the seconds are worth once their autocorrelation is counted: why an interval
+    can be wider than the latency itself."""
+    if steady.get("effective_seconds") is None:
+        return ""
+    return f"; {seconds_worth(steady)}"
+
+
+def seconds_worth(steady: dict) -> str:
+    """The measured seconds with outputs and, where recorded, what they are worth:
+    ``48 seconds with outputs, worth about 5 independent ones``."""
+    seconds = f"{steady['seconds']} seconds with outputs"
+    effective = steady.get("effective_seconds")
+    if effective is None:
+        return seconds
+    worth = max(round(effective), 1)
+    return f"{seconds}, worth about {worth} independent {'one' if worth == 1 else 'ones'}"
 
 
 _DEFECTS = {

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evaluator import hdrlog, plots
+from evaluator.caveats import seconds_worth
 from evaluator.config import EvaluatorConfig
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.number_format import format_exact
@@ -182,7 +183,7 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
         lines.append(
             f"- measured period: {steady['verdict']}, per-second p50 trend "
             f"{steady['slope_ms_per_min']:+,.1f} ms/min (95 % interval {lo:+,.1f} to "
-            f"{hi:+,.1f}) over {steady['seconds']} s with outputs"
+            f"{hi:+,.1f}) over {seconds_worth(steady)}"
         )
     confidence = summary.get("confidence") or {}
     for q in ("p50", "p99"):

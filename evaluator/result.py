@@ -303,9 +303,11 @@ class Summary:
     steady_state: Section | None = field(
         metadata=key_doc(
             "slope_ms_per_min, ci95, mk_p, median_ms, seconds, span_s, change_ms, tolerance, "
-            "allowed_ms, method, verdict: Theil–Sen trend of the measured period's per-second "
-            "p50, its interval widened for autocorrelation (evaluator.steady); change_ms the "
-            "interval of the change over span_s, allowed_ms the tolerance it is held against; "
+            "allowed_ms, effective_seconds, method, verdict: Theil–Sen trend of the measured "
+            "period's per-second p50, its interval widened for autocorrelation "
+            "(evaluator.steady); change_ms the interval of the change over span_s, allowed_ms "
+            "the tolerance it is held against, effective_seconds how many independent seconds "
+            "the autocorrelated ones are worth (absent in older results); "
             "verdict steady, rising (overloaded), falling (warming up) or undetermined; null "
             "with too few seconds"
         )

@@ -70,6 +70,9 @@ class Trend:
 
     ``change_ms`` is the 95 % interval of the change over ``span_s`` (the slope's
     interval times the span) and ``allowed_ms`` the tolerance it is held against.
+    ``effective_seconds`` is how many independent seconds the autocorrelated ones are
+    worth: with a few, Sen's interval reaches the slopes between neighbouring seconds,
+    and a 60 s series wandering by ±300 ms gets an interval of ±15 s.
     """
 
     slope_ms_per_min: float
@@ -80,6 +83,7 @@ class Trend:
     span_s: float
     change_ms: tuple[float, float]
     allowed_ms: float
+    effective_seconds: float
     verdict: Verdict
 
 
@@ -104,8 +108,10 @@ def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOL
     slope = float(np.median(slopes))
     inflation = _inflation(x, y, slope)
     variance = _mk_variance(y) * inflation
+    effective = x.size / inflation
     # Student-t on the effective number of points, less the two a line takes
-    quantile = float(stats.t.ppf(0.5 + LEVEL / 2, max(x.size / inflation - 2, 1)))
+    dof = max(effective - 2, 1)
+    quantile = float(stats.t.ppf(0.5 + LEVEL / 2, dof))
     low, high = _sen_interval(slopes, variance, quantile)
     s_stat = int(np.count_nonzero(slopes > 0)) - int(np.count_nonzero(slopes < 0))
     median = float(np.median(y))
@@ -115,12 +121,13 @@ def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOL
     return Trend(
         slope_ms_per_min=slope * SECONDS_PER_MINUTE,
         ci95=(low * SECONDS_PER_MINUTE, high * SECONDS_PER_MINUTE),
-        mk_p=_mann_kendall_p(s_stat, variance, max(x.size / inflation - 2, 1)),
+        mk_p=_mann_kendall_p(s_stat, variance, dof),
         median_ms=median,
         seconds=int(x.size),
         span_s=span,
         change_ms=change,
         allowed_ms=allowed,
+        effective_seconds=effective,
         verdict=_verdict(change, allowed),
     )
 
@@ -144,6 +151,7 @@ def steady_state(
         "change_ms": [round(t.change_ms[0], 3), round(t.change_ms[1], 3)],
         "tolerance": tolerance,
         "allowed_ms": round(t.allowed_ms, 3),
+        "effective_seconds": round(t.effective_seconds, 1),
         "method": "Theil–Sen slope; Sen interval and Mann–Kendall test, variance inflated "
         "for lag-1 autocorrelation, Student t on the effective points",
         "verdict": t.verdict,

@@ -10,6 +10,7 @@ whole ms from 10 ms, a value and its interval to one precision.
 from html import escape
 from typing import Any
 
+from evaluator.caveats import seconds_worth
 from evaluator.increments import WITHIN_RUN
 from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
 
@@ -116,7 +117,7 @@ def conditions(summary: dict[str, Any]) -> str:
             f"{steady['verdict']}: per-second p50 "
             f"{format_ms(steady['slope_ms_per_min'], signed=True, digits=1)} ms/min "
             f"(95 % interval {_slope_interval(steady.get('ci95'))}) "
-            f"over {steady['seconds']} s with outputs"
+            f"over {seconds_worth(steady)}"
         )
         if steady
         else "-",

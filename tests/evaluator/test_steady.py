@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from evaluator.caveats import steady_warnings
 from evaluator.steady import (
     MIN_POINTS,
     SETTLE_WINDOWS,
@@ -102,6 +103,32 @@ def test_autocorrelation_widens_the_interval_and_weakens_the_test():
     width = np.diff(ordered.ci95)[0]
     assert width > 2 * np.diff(shuffled.ci95)[0]
     assert ordered.mk_p > stats.kendalltau(s, v).pvalue
+
+
+def test_autocorrelated_seconds_are_worth_fewer_independent_ones():
+    rng = np.random.default_rng(11)
+    s = np.arange(60.0)
+    independent = [trend(s, 100 + rng.normal(0, 5, s.size)).effective_seconds for _ in range(20)]
+    wandering = [trend(s, 100 * (1 + ar1(rng, s.size, 0.9, 0.1))).effective_seconds
+                 for _ in range(20)]  # fmt: skip
+    assert np.median(independent) > 40 and np.median(wandering) < 15
+    got = steady_state(s, 100 + rng.normal(0, 5, s.size))
+    assert 1 <= got["effective_seconds"] <= got["seconds"]
+
+
+def test_an_undetermined_trend_says_what_its_seconds_are_worth():
+    # why its interval can be far wider than the latency ever moved
+    rng = np.random.default_rng(5)
+    s = np.arange(60.0)
+    steady = steady_state(s, 100 * (1 + 0.1 * s / 59 + ar1(rng, s.size, 0.8, 0.05)))
+    assert steady["verdict"] == "undetermined"
+    worth = max(round(steady["effective_seconds"]), 1)
+    (warning,) = steady_warnings(steady)
+    assert f"(95 % interval; 60 seconds with outputs, worth about {worth} independent" in warning
+    # a summary written before the worth was recorded reads as it did
+    older = {k: v for k, v in steady.items() if k != "effective_seconds"}
+    (warning,) = steady_warnings(older)
+    assert "over the measured period (95 % interval), not all within" in warning
 
 
 def test_the_slope_interval_covers_on_autocorrelated_series():

@@ -3,7 +3,9 @@
 summary_golden.json holds, for a few hand-made runs, the summary.json text the
 evaluator wrote before the result model existed (its ``versions`` left out: they
 name this machine's libraries); the model must give the same keys, in the same
-order, with the same values, besides the keys added since (:data:`ADDED`).
+order, with the same values, besides the keys added since (:data:`ADDED`). What the
+steadiness' seconds are worth (``steady_state.effective_seconds`` and the warning that
+names it) was written into the golden file when it was added.
 """
 
 import dataclasses
