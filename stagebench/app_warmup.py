@@ -31,13 +31,6 @@ from stagebench.settings import RunConfig, Settings
 
 STOP_TIMEOUT_S = 60.0
 
-FLOOR_SETTLE_WINDOW_S = 5.0
-"""The floor's settle windows after the application's warm-up, seconds: the shortest a
-settle window may be. The floor runs no JVM, so nothing of it compiles late, and the
-broker it goes through has just carried the application's warm-up: in the seven floor
-runs of six suites on one VM its per-second median was 1 ms from its first second (0 ms
-in 5 of 689 seconds), yet the Spark stages' windows of 14 s held each of them 44–46 s."""
-
 
 def warm_up(
     application: Application,
@@ -159,13 +152,10 @@ class Warmth:
         )
 
     def settling(self, run: RunConfig) -> tuple[float, float]:
-        """The shortest warm-up and the settle window: in a warmed-up application the
-        JIT has compiled what the run runs, so what is left to settle is the query's own
-        start: short windows and no minimum; the floor after it has no start to settle
-        but its consumer's (:data:`FLOOR_SETTLE_WINDOW_S`)."""
-        if self.warmed_up is not None and not self.spark:
-            return 0.0, FLOOR_SETTLE_WINDOW_S
-        if self.warmed_up is not None and self.application is not None:
+        """The shortest warm-up and the settle window: in a warmed-up application (and
+        for the floor after it) the JIT has compiled what the run runs, so what is left
+        to settle is the query's own start: short windows and no minimum."""
+        if self.warmed_up is not None and (self.application is not None or not self.spark):
             return 0.0, run.warm_settle_window_s
         return run.shortest_warmup_s, run.settle_window_s
 

@@ -154,9 +154,9 @@ class RunConfig:
     warm_settle_window_s: float = field(
         default=14.0,
         metadata={
-            "help": "auto warm-up of a run in a warmed-up shared application: seconds "
-            "per settle window (settle_window_s otherwise; the floor after it settles "
-            "over windows of 5 s); warmup_min_s does not apply there"
+            "help": "auto warm-up of a run in a warmed-up shared application, and of the "
+            "floor after it: seconds per settle window (settle_window_s otherwise); "
+            "warmup_min_s does not apply there"
         },
     )
     """Windows of 14 s, not 10: the settle rule compares the windows' medians, and those of

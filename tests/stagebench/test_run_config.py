@@ -9,7 +9,7 @@ import pytest
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, JvmCounters, from_counters, read_counters
-from stagebench.app_warmup import FLOOR_SETTLE_WINDOW_S, Warmth, turns
+from stagebench.app_warmup import Warmth, turns
 from stagebench.engine import drained
 from stagebench.resource_summary import summarise
 from stagebench.settings import CLI, DEFAULT, RunConfig, effective, load
@@ -94,9 +94,9 @@ LONG = (COLD.warmup_min_s, COLD.settle_window_s)
     [
         # a query of the warmed-up application settles with short windows, no minimum
         (COLD, _App(), True, WARM),
-        # the floor runs no JVM: after the application's warm-up only its consumer starts
-        (RunConfig(stage="floor"), _App(), False, (0.0, FLOOR_SETTLE_WINDOW_S)),
-        # outside a suite the broker may be as cold as a Spark job's JVM
+        # the floor runs no Spark: after the application's warm-up it settles as fast
+        (RunConfig(stage="floor"), _App(), False, WARM),
+        # outside a suite the broker may be as new as a Spark job's JVM: the long windows
         (RunConfig(stage="floor"), None, False, (0.0, COLD.settle_window_s)),
         # a Spark job of its own starts a cold JVM: the long rule
         (RunConfig(stage="join", fault="broker-restart"), _App(), False, LONG),
