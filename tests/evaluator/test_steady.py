@@ -116,6 +116,17 @@ def test_autocorrelated_seconds_are_worth_fewer_independent_ones():
     assert 1 <= got["effective_seconds"] <= got["seconds"]
 
 
+def test_independent_minutes_are_seldom_worth_only_a_few_seconds():
+    # over a minute the lag-2/lag-1 ratio is noisy; unbounded by the series' length, a φ
+    # near 1 that noise produced made 16 of these 300 minutes worth fewer than 5 seconds
+    rng = np.random.default_rng(2026)
+    s = np.arange(60.0)
+    worth = np.array([trend(s, np.round(rng.normal(100, 10, s.size))).effective_seconds
+                      for _ in range(300)])  # fmt: skip
+    assert np.count_nonzero(worth < 5) <= 2
+    assert np.count_nonzero(worth < 10) <= 12
+
+
 def test_an_undetermined_trend_says_what_its_seconds_are_worth():
     # why its interval can be far wider than the latency ever moved
     rng = np.random.default_rng(5)

@@ -5,7 +5,9 @@ evaluator wrote before the result model existed (its ``versions`` left out: they
 name this machine's libraries); the model must give the same keys, in the same
 order, with the same values, besides the keys added since (:data:`ADDED`). What the
 steadiness' seconds are worth (``steady_state.effective_seconds`` and the warning that
-names it) was written into the golden file when it was added.
+names it) was written into the golden file when it was added, and the steadiness
+(its figures, method and warning) again when the autocorrelation's reach was bounded
+by the series' length.
 """
 
 import dataclasses
