@@ -56,10 +56,10 @@ SECONDS_PER_MINUTE = 60.0
 LEVEL = 0.95
 MAX_RHO = 0.99
 """Caps φ = ρ2/ρ1, which noise can lift above 1: an autocorrelation growing with the
-lag is no lingering wander's."""
-REACH_SHARE = 4
-"""φ is at most 1 − REACH_SHARE/n: the autocorrelation's decay reaches at most
-n/REACH_SHARE seconds (see :func:`_inflation`)."""
+lag is no lingering wander's. Below 400 points :data:`MAX_REACH` caps it lower."""
+MAX_REACH = 0.25
+"""The autocorrelation's decay reaches, 1/(1 − φ), at most this share of the points
+(the seconds with outputs; see :func:`_inflation`)."""
 RESOLUTION_MS = 1.0
 """Broker timestamps are whole milliseconds: a change below one is no trend, whatever
 share of a median near 0 ms (the floor) it is."""
@@ -157,7 +157,8 @@ def steady_state(
         "allowed_ms": round(t.allowed_ms, 3),
         "effective_seconds": round(t.effective_seconds, 1),
         "method": "Theil–Sen slope; Sen interval and Mann–Kendall test, variance inflated "
-        "for the ranks' autocorrelation (lags 1 and 2, reaching at most a quarter of the series), "
+        "for the ranks' autocorrelation (lags 1 and 2, reaching at most a quarter of the "
+        "seconds), "
         "Student t on the effective points",
         "verdict": t.verdict,
     }
@@ -269,22 +270,20 @@ def _inflation(x: np.ndarray, y: np.ndarray, slope: float) -> float:
     The series less its trend is taken as a lingering AR(1) wander plus noise of its
     own, the shape of a per-second median: a level that lasts seconds, and the
     sampling noise of the median of each second's records. Its autocorrelation then
-    decays as ρ_k = ρ1·φ^(k−1). ρ1 and ρ2 are the lag-1 and lag-2 autocorrelations of
-    the ranks, each plus Kendall's bias correction (1 + 3ρ1)/n (short series understate
-    them: by about 0.06 at 60 points and φ = 0.8, which narrows the interval by a
-    fifth); φ = ρ2/ρ1, at least ρ1 (the noise only lowers ρ1) and at most
-    :data:`MAX_RHO`. Taking φ = ρ1, as for a pure AR(1), would miss the wander's reach
+    decays as ρ_k = ρ1·φ^(k−1), and the inflation is 1 + 2ρ1/(1 − φ). ρ1 and ρ2 are the
+    lag-1 and lag-2 autocorrelations of the ranks, each plus Kendall's bias correction
+    (1 + 3ρ1)/n (short series understate them: by about 0.06 at 60 points and φ = 0.8,
+    which narrows the interval by a fifth). φ = ρ2/ρ1, at least ρ1 (the noise only
+    lowers ρ1): taking φ = ρ1, as for a pure AR(1), would miss the wander's reach
     whenever the noise is large. At least 1: a series that looks anticorrelated gets no
     narrower interval than independent points would.
 
-    φ is also at most 1 − :data:`REACH_SHARE`/n, so that the decay's reach, 1/(1 − φ),
-    is at most a quarter of the series: autocorrelations are not estimated beyond lag
-    n/4 (Box and Jenkins), and over a minute ρ2/ρ1 is noisy. Without that bound, a φ
-    near 1 that noise produced made 4.5 % of simulated minutes of independent noise
-    worth fewer than 5 seconds; with it, none of 1 000. The slope's interval held the
-    true slope as often as before on AR(1) minutes with φ = 0.8 (95 %, and 93 % on
-    ``benchmarks/statistics_coverage.py``'s medians); a wander that lasts longer than
-    the bound (φ = 0.95 over a minute) loses a little: 79 % instead of 81 %.
+    φ is at most 1 − 1/(:data:`MAX_REACH`·n), whatever ρ1, so that the decay reaches at
+    most a quarter of the n points: autocorrelations are not estimated beyond lag n/4
+    (Box and Jenkins), and over a minute ρ2/ρ1 is noisy. Without that bound a φ near 1
+    that noise produced made 4.6 % of simulated minutes of independent noise worth fewer
+    than 5 seconds; with it, none (``benchmarks/statistics_coverage.py``, ``worth``),
+    and the slope's interval covers as often as before on AR(1) wander (``coverage``).
     """
     n = y.size
     ranks = stats.rankdata(y - slope * x)
@@ -298,7 +297,7 @@ def _inflation(x: np.ndarray, y: np.ndarray, slope: float) -> float:
     if rho1 <= 0:
         return 1.0
     rho2 = float(d[:-2] @ d[2:]) / spread + correction
-    phi = min(max(rho2 / rho1, rho1), MAX_RHO, 1 - REACH_SHARE / n)
+    phi = min(max(rho2 / rho1, rho1), MAX_RHO, 1 - 1 / (MAX_REACH * n))
     return max(1.0, 1 + 2 * rho1 / (1 - phi))
 
 
