@@ -1,24 +1,29 @@
-"""The warm-up of a suite's shared Spark application, before any of its runs.
+"""The Spark application a suite's or a capacity search's runs share, and its warm-up
+before any of them.
 
 HotSpot compiles a method once it has run often enough, and a JVM that has compiled
 what a query runs keeps it: a run of a warmed-up application starts where a job of
 its own would be only after minutes (docs/method.md#one-application-per-suite). Most
 of what a micro-batch runs, it runs once per batch, so what warms a stage up is
-batches of its own query: the suite first runs each Spark stage it will measure alone
-in the application, the deepest first (a deeper stage runs the operators of those
-below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed time,
-and measures nothing of it. Each stage then runs in turn, in the same application,
+batches of its own query: the suite (or search) first runs each Spark stage it will
+measure alone in the application, the deepest first (a deeper stage runs the operators
+of those below it), on topics of its own at ``app_warmup_rate`` × its rate for a fixed
+time, and measures nothing of it. Each stage then runs in turn, in the same application,
 with fresh topics and checkpoint, and warms up by the settle rule with the short
 windows of a warm JVM.
 """
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ground.errors import SparkError
+from ground import rundir
+from ground.errors import SparkError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
+from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics
 from ground.stages import deepest_first, stage
 from pipelines.config import PipelineConfig
@@ -30,6 +35,55 @@ from stagebench.run_config import assemble
 from stagebench.settings import RunConfig, Settings
 
 STOP_TIMEOUT_S = 60.0
+APPLICATION_STOP_S = 60.0
+
+
+@contextlib.contextmanager
+def shared_application(
+    parent: Path,
+    runs: list[tuple[RunConfig, Settings]],
+    base: RunConfig,
+    console: Console,
+    owner: str,
+) -> Iterator[tuple[Application | None, dict[str, Any] | None]]:
+    """The Spark application ``runs`` share (in ``parent``/application), started with the
+    settings of their first Spark run in micro-batches and warmed up on every Spark run it
+    can take, and what warmed it up; stopped on leaving. ``(None, None)`` when it can take
+    no run, or (with a warning: the runs then get jobs of their own) when it cannot start
+    or warm up. ``owner`` names whose it is in the messages ("suite", "search")."""
+    bootstrap = resolve(base.bootstrap)
+    takes: list[tuple[RunConfig, Settings]] = []
+    application: Application | None = None
+    for run, settings in runs:
+        if not stage(run.stage).spark or run.fault:
+            continue
+        pipeline = assemble(run, settings, bootstrap, owner, parent,
+                            RunTopics.for_run(owner)).pipeline  # fmt: skip
+        if application is None and pipeline.trigger != "real-time":
+            application = Application(parent / rundir.APPLICATION, pipeline)
+        if application is not None and application.accepts(pipeline):
+            takes.append((run, settings))
+    if application is None or not takes:
+        yield None, None
+        return
+    console.step(f"starting the {owner}'s shared Spark application (master {base.master})")
+    shared: Application | None = application
+    warmed_up = None
+    try:
+        with console.task("waiting for the Spark application") as update:
+            application.start(base.ready_timeout_s, update)
+        warmed_up = warm_up(application, takes, bootstrap, console)
+    except StagebenchError as err:
+        console.warn(f"the shared Spark application failed, each run gets a job of its own: {err}")
+        application.close(APPLICATION_STOP_S)
+        shared = None
+    except BaseException:
+        application.close(APPLICATION_STOP_S)
+        raise
+    try:
+        yield shared, warmed_up
+    finally:
+        application.close(APPLICATION_STOP_S)
 
 
 def warm_up(
@@ -129,13 +183,15 @@ def describe_warm_up(record: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Warmth:
-    """How one run of a suite stands to the suite's warmed-up application: whether its
-    query runs there, and so how long it must settle and what its warm-up record says."""
+    """How one run of a suite (or probe of a search) stands to their warmed-up
+    application: whether its query runs there, and so how long it must settle and what
+    its warm-up record says."""
 
     application: Application | None
     """The application running the run's query; None for a job of its own."""
     warmed_up: dict[str, Any] | None
-    """What warmed up the JIT and the broker before the run; None outside such a suite."""
+    """What warmed up the JIT and the broker before the run; None outside a suite or
+    search with a shared application."""
     spark: bool
     """Whether the run's stage is a Spark job (the floor is not)."""
 

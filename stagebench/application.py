@@ -1,9 +1,9 @@
-"""The Spark application a suite's runs share (:mod:`pipelines.server`): its process,
-its commands, its health and its age.
+"""The Spark application a suite's runs or a capacity search's probes share
+(:mod:`pipelines.server`): its process, its commands, its health and its age.
 
 Its process is started like a run's job (its own process group, standard input a pipe
-from the bench), and it stops when that pipe closes: when the suite ends or dies,
-even by SIGKILL.
+from the bench), and it stops when that pipe closes: when the suite or search ends or
+dies, even by SIGKILL.
 """
 
 import contextlib

@@ -6,8 +6,8 @@ run directory and starts ``python -m pipelines.job --config …`` (the floor:
 which stops the job in order).
 The job's standard input is a pipe from the runner: when the runner dies, even
 by SIGKILL, the pipe closes and the job stops itself (``--parent-watch``).
-In a suite, a Spark run's query runs instead in the suite's shared application
-(:mod:`stagebench.application`), which the engine sends its start and stop.
+In a suite or a capacity search, a Spark run's query runs instead in their shared
+application (:mod:`stagebench.application`), which the engine sends its start and stop.
 """
 
 import json

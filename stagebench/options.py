@@ -25,9 +25,9 @@ RUN_FIELDS = _names(RunConfig, "stage", "bootstrap")
 """The ``[run]`` keys of run, suite, capacity and config show; each command words its
 stage itself, and ``--bootstrap`` is every Kafka command's."""
 
-SUITE_FIELDS = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
-"""``[run]`` keys of a suite's shared Spark application, which ``run`` and ``capacity``
-do not take (their runs each start a job of their own)."""
+APPLICATION_FIELDS = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
+"""``[run]`` keys of the Spark application a suite's runs or a capacity search's probes
+share, which ``run`` does not take (its run starts a job of its own)."""
 
 PUBLISH_FIELDS = _names(PublisherConfig)
 """``stagebench publish`` takes every publisher setting."""

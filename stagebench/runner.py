@@ -82,7 +82,7 @@ def execute(
     application: Application | None = None,
 ) -> RunResult:
     """Run one stage end to end; the run directory and its summary. ``application``: a
-    suite's shared Spark application, which runs the query when it can
+    suite's or a capacity search's shared Spark application, which runs the query when it can
     (:meth:`Application.accepts`) and no fault is injected."""
     console = console or Console()
     validate(run, settings)  # before a broker is started for settings that cannot run

@@ -108,7 +108,7 @@ class RunConfig:
         metadata={
             "help": "shortest auto warm-up of a Spark stage in a JVM of its own, seconds, "
             "capped at warmup_max_s (the floor runs no JVM and has none, nor has a run in "
-            "a suite's warmed-up application): the JIT can plateau before its next drop"
+            "a warmed-up shared application): the JIT can plateau before its next drop"
         },
     )
     """The JIT compiles in tiers, and a settled-looking plateau
@@ -131,24 +131,26 @@ class RunConfig:
     application: str = field(
         default="shared",
         metadata={
-            "help": "suite: shared runs the Spark stages' queries in one Spark application, "
-            "warmed up once (each Spark stage alone for app_warmup_s), so that each stage "
-            "starts with what the JIT compiled; per-run starts a job of its own per run "
-            "(runs with a fault, in real-time mode or with other Spark settings always do)",
+            "help": "suite and capacity: shared runs the Spark stages' queries (a search's "
+            "probes) in one Spark application, warmed up once (each Spark stage alone for "
+            "app_warmup_s), so that each starts with what the JIT compiled; per-run starts "
+            "a job of its own per run (runs with a fault, in real-time mode or with other "
+            "Spark settings always do)",
             "choices": APPLICATIONS,
         },
     )
     app_warmup_s: float = field(
         default=40.0,
         metadata={
-            "help": "suite, shared application: seconds each Spark stage runs alone in its "
+            "help": "shared application: seconds each Spark stage runs alone in its "
             "warm-up, not measured"
         },
     )
     app_warmup_rate: float = field(
         default=1.0,
         metadata={
-            "help": "suite, shared application: its warm-up's rate as a multiple of the rate"
+            "help": "shared application: its warm-up's rate as a multiple of the rate (a "
+            "capacity search's: of its first probe's)"
         },
     )
     warm_settle_window_s: float = field(

@@ -14,6 +14,7 @@ round without that stage, and the suite goes on: hours of other runs still make 
 table, which names the failed runs.
 """
 
+import contextlib
 import json
 import secrets
 from dataclasses import dataclass, replace
@@ -25,19 +26,13 @@ from evaluator.comparison_table import to_markdown
 from evaluator.plots import comparison_plots
 from ground import rundir
 from ground.errors import StagebenchError
-from ground.kafka.naming import RunTopics, new_run_id
-from ground.kafka.resolve import resolve
-from ground.stages import stage
+from ground.kafka.naming import new_run_id
 from stagebench import html_report
-from stagebench.app_warmup import describe_warm_up, warm_up
-from stagebench.application import Application
+from stagebench.app_warmup import describe_warm_up, shared_application
 from stagebench.console import Console
-from stagebench.run_config import assemble
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings
 from stagebench.suite_order import Order, round_orders, split_trigger
-
-APPLICATION_STOP_S = 60.0
 
 
 def with_trigger(settings: Settings, trigger: str | None) -> Settings:
@@ -56,41 +51,6 @@ def _entry_run(
     """The run configuration and settings of one ``(stage[@trigger], impl)`` entry."""
     name, trigger = split_trigger(entry[0])
     return replace(base, stage=name, impl=entry[1]), with_trigger(settings, trigger)
-
-
-def _shared_application(
-    suite_dir: Path, runs: list[tuple[RunConfig, Settings]], base: RunConfig, console: Console
-) -> tuple[Application | None, dict | None]:
-    """The suite's shared Spark application, started with the settings of its first Spark
-    run in micro-batches and warmed up on every Spark run it can take, and what warmed
-    it up; none when it can take no run, or (with a warning, the runs then get jobs of
-    their own) when it cannot start or warm up."""
-    bootstrap = resolve(base.bootstrap)
-    takes: list[tuple[RunConfig, Settings]] = []
-    application = None
-    for run, settings in runs:
-        if not stage(run.stage).spark or run.fault:
-            continue
-        pipeline = assemble(run, settings, bootstrap, "suite", suite_dir,
-                            RunTopics.for_run("suite")).pipeline  # fmt: skip
-        if application is None and pipeline.trigger != "real-time":
-            application = Application(suite_dir / rundir.APPLICATION, pipeline)
-        if application is not None and application.accepts(pipeline):
-            takes.append((run, settings))
-    if application is None or not takes:
-        return None, None
-    console.step(f"starting the suite's shared Spark application (master {base.master})")
-    try:
-        with console.task("waiting for the Spark application") as update:
-            application.start(base.ready_timeout_s, update)
-        return application, warm_up(application, takes, bootstrap, console)
-    except StagebenchError as err:
-        console.warn(f"the shared Spark application failed, each run gets a job of its own: {err}")
-        application.close(APPLICATION_STOP_S)
-        return None, None
-    except BaseException:
-        application.close(APPLICATION_STOP_S)
-        raise
 
 
 @dataclass(frozen=True)
@@ -131,12 +91,12 @@ def run_suite(
     run_dirs, rounds, incomplete, failed = [], [], [], []
     total = len(stages) * repeat
     runs = {entry: _entry_run(base, settings, entry) for entry in stages}
-    application, warmed_up = None, None
-    try:
-        if base.application == "shared":
-            application, warmed_up = _shared_application(
-                suite_dir, list(runs.values()), base, console
-            )
+    sharing = (
+        shared_application(suite_dir, list(runs.values()), base, console, "suite")
+        if base.application == "shared"
+        else contextlib.nullcontext((None, None))
+    )
+    with sharing as (application, warmed_up):
         for k, round_order in enumerate(order.rounds, 1):
             for stage, impl in round_order:
                 console.step(
@@ -156,9 +116,6 @@ def run_suite(
                 rounds.append(k)
                 if result.summary["records"]["missing"] or result.summary["trusted"] is False:
                     incomplete.append(result.run_dir)
-    finally:
-        if application is not None:
-            application.close(APPLICATION_STOP_S)
     if not run_dirs:
         raise StagebenchError(
             f"suite {suite_id}: every run failed; the first: {failed[0]['error']}"

@@ -1,5 +1,6 @@
 """``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
 
+import contextlib
 import json
 import time
 from dataclasses import asdict, replace
@@ -12,6 +13,8 @@ from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
 from ground.stages import SPARK_STAGES, stage
 from stagebench import html_report
+from stagebench.app_warmup import shared_application
+from stagebench.application import Application
 from stagebench.capacity import REFINE_PROBES, SearchResult, check_settings, parse_budget, search
 from stagebench.capacity_fit import PASS_HALF_WIDTH, PassFit
 from stagebench.capacity_plot import plot
@@ -24,7 +27,7 @@ from stagebench.metadata import machine, versions
 from stagebench.options import run_overrides
 from stagebench.probe_settings import PROBE_DEFAULTS, PROBE_EVALUATOR_DEFAULTS
 from stagebench.runner import execute
-from stagebench.settings import RunConfig, load
+from stagebench.settings import RunConfig, Settings, load
 
 
 def run(args) -> int:
@@ -84,31 +87,63 @@ PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_w
 def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -> CapacityResult:
     out = Path(base.results_dir) / rundir.dir_name(f"capacity-{name}", new_run_id())
     out.mkdir(parents=True)
-    probe_base = replace(base, stage=name, impl=impl, results_dir=str(out))
+    # in a shared application too, a probe settles over its own windows (--settle-window)
+    probe_base = replace(base, stage=name, impl=impl, results_dir=str(out),
+                         warm_settle_window_s=base.settle_window_s)  # fmt: skip
+    began = time.monotonic()
+    # the probes share one warmed-up Spark application, as a suite's runs do: each starts
+    # with what the JIT compiled instead of a JVM of its own to start and warm up
+    first = [(replace(probe_base, rate=args.start), settings)]
+    sharing = (
+        shared_application(out, first, base, console, "search")
+        if base.application == "shared"
+        else contextlib.nullcontext((None, None))
+    )
+    with sharing as (application, warmed_up):
+        probe = _Prober(probe_base, settings, criteria, console, application)
+        # the budget is the whole search's, the application's start and warm-up included
+        left = None if budget_s is None else max(budget_s - (time.monotonic() - began), 1.0)
+        found = search(probe, args.start, args.max, args.precision, left, args.growth)
+        shared = None if warmed_up is None else {**warmed_up, "alone_mps": probe.alone}
+        result = capacity_result(
+            name, impl, found, criteria, time.monotonic() - began, precision=args.precision,
+            growth=args.growth, out=out,
+            probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
+                   "tail_s": probe_base.published_tail_s, "application": shared},
+        )  # fmt: skip
+        # written before the application stops: stopping it can take a minute
+        page = write(out, result)
+    print(f"report: {page.describe()}")
+    return result
 
-    def probe(rate: float) -> Probe:
+
+class _Prober:
+    """One probe of the search: a run at the rate, judged; its query runs in
+    ``application`` while that runs. ``alone_mps``: the rates whose probe had a job of
+    its own after all (the application stops with a query that would not stop)."""
+
+    def __init__(self, probe_base: RunConfig, settings: Settings, criteria: Criteria,
+                 console: Console, application: Application | None):  # fmt: skip
+        self.base, self.settings, self.criteria = probe_base, settings, criteria
+        self.console, self.application = console, application
+        self.alone: list[float] = []
+
+    def __call__(self, rate: float) -> Probe:
+        name, impl, console = self.base.stage, self.base.impl, self.console
         console.step(f"capacity of {name} ({impl}): probe at {rate:,.0f} msg/s")
         try:
-            result = execute(replace(probe_base, rate=rate), settings, console)
+            result = execute(replace(self.base, rate=rate), self.settings, console,
+                             self.application)  # fmt: skip
         except SparkError as err:  # a job that fails under this load did not sustain it
             console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
             return Probe(rate, False, (f"the Spark job failed: {err}",))
-        verdict = judge(rate, result.summary, criteria, run_dir=str(result.run_dir))
+        warmup = result.summary.get("warmup") or {}
+        if self.application is not None and not (warmup.get("application") or {}).get("shared"):
+            self.alone.append(rate)
+        verdict = judge(rate, result.summary, self.criteria, run_dir=str(result.run_dir))
         console.step(f"probe at {rate:,.0f} msg/s: {verdict.verdict}"
                      + (f" ({'; '.join(verdict.reasons)})" if verdict.reasons else ""))  # fmt: skip
         return verdict
-
-    began = time.monotonic()
-    found = search(probe, args.start, args.max, args.precision, budget_s, args.growth)
-    result = capacity_result(
-        name, impl, found, criteria, time.monotonic() - began, precision=args.precision,
-        growth=args.growth, out=out,
-        probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
-               "tail_s": probe_base.published_tail_s},
-    )  # fmt: skip
-    page = write(out, result)
-    print(f"report: {page.describe()}")
-    return result
 
 
 def capacity_result(
@@ -249,7 +284,25 @@ def _probe_line(probe: dict[str, Any]) -> str:
         f"{probe['duration_s']:g} s measured"
         + (f" and a {probe['tail_s']:g} s tail" if probe["tail_s"] else "")
         + "; the job was "
-        f"given {probe['drain_timeout_s']:g} s to drain."
+        f"given {probe['drain_timeout_s']:g} s to drain. "
+        + _application_line(probe.get("application"))
+    )
+
+
+def _application_line(shared: dict[str, Any] | None) -> str:
+    if not shared:
+        return "Each probe started a Spark job of its own."
+    alone = shared.get("alone_mps") or []
+    return (
+        "The probes ran as queries of one Spark application, warmed up first by "
+        f"{', '.join(shared['stages'])} alone at {shared['rate']:,.0f} msg/s for "
+        f"{shared['seconds']:g} s, not measured"
+        + (
+            f"; it stopped with a query that would not stop, and the probes at "
+            f"{', '.join(f'{r:,.0f}' for r in alone)} msg/s had jobs of their own."
+            if alone
+            else "."
+        )
     )
 
 

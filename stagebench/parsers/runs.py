@@ -2,7 +2,7 @@
 show, which prints the settings they would use."""
 
 from ground.stages import MAIN_LINE, SPARK_STAGES, STAGES
-from stagebench.options import SUITE_FIELDS
+from stagebench.options import APPLICATION_FIELDS
 from stagebench.parsers.fields import add_field
 from stagebench.parsers.shared import Subparsers, add_run_arguments, flag, handler
 from stagebench.probe_settings import (
@@ -23,7 +23,7 @@ def run(sub: Subparsers) -> None:
         "Ctrl-C stops everything cleanly and keeps what was collected.",
     )
     add_field(parser, RunConfig, "stage")
-    add_run_arguments(parser, skip=SUITE_FIELDS)
+    add_run_arguments(parser, skip=APPLICATION_FIELDS)
     handler(parser, "run:run")
 
 
@@ -84,7 +84,9 @@ CAPACITY = (
     "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
     f"bracket found so far. Probes measure for {PROBE_DURATION_S:g} s after a "
     f"{PROBE_LEAD_IN_S:g} s lead-in at half the rate and at most {PROBE_WARMUP_MAX_S:g} s "
-    "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise."
+    "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
+    "The probes run as queries of one Spark application, warmed up first at the first "
+    "probe's rate, unless --application per-run gives each a job of its own."
 )
 # (option, dest, type, default, metavar, help) of the search and its verdicts
 SEARCH = [
@@ -130,7 +132,8 @@ def capacity(sub: Subparsers) -> None:
             "fault_at_s",
             "fault_down_s",
             "drain_timeout_s",
-            *SUITE_FIELDS,
+            # a probe settles over --settle-window, in a shared application too
+            "warm_settle_window_s",
         ),
         shown={key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
     )

@@ -1,8 +1,10 @@
 """The capacity search on fake probes with known answers, the pass curve fitted to its
 probes, and the verdict on run summaries."""
 
+import io
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,6 +15,8 @@ from stagebench.capacity_fit import fit_pass, pass_band
 from stagebench.capacity_probe import Criteria, Probe, judge
 from stagebench.capacity_table import format_table, headline
 from stagebench.commands import capacity as command
+from stagebench.console import Console
+from stagebench.settings import RunConfig
 
 
 def fake(capacity: float, publisher_max: float = float("inf")):
@@ -382,3 +386,36 @@ def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     assert f"{low:,.0f}–{high:,.0f}" in line and "bracketed within 10%" in line
     assert f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s" in line
     assert "logit P(pass) = " in command.report(doc, None)
+
+
+def test_the_report_says_whether_the_probes_shared_an_application():
+    shared = {"stages": ["join/builtin"], "rate": 8000.0, "seconds": 40.0, "alone_mps": []}
+    line = command._application_line(shared)
+    assert "one Spark application, warmed up first by join/builtin alone at 8,000 msg/s" in line
+    assert line.endswith("for 40 s, not measured.")
+    line = command._application_line({**shared, "alone_mps": [16_000.0, 12_000.0]})
+    assert "the probes at 16,000, 12,000 msg/s had jobs of their own" in line
+    assert command._application_line(None) == "Each probe started a Spark job of its own."
+
+
+def test_a_probe_after_the_shared_application_stopped_is_named_as_alone(monkeypatch):
+    # a query that would not stop stops the application: the probes after it are jobs
+    # of their own, and the search says which
+    summaries = iter([{"warmup": {"application": {"shared": True, "age_s": 60.0}}},
+                      {"warmup": {"application": {"shared": False}}}])  # fmt: skip
+    given = []
+
+    def execute(run, settings, console, application):
+        given.append((run.rate, application))
+        return SimpleNamespace(summary=next(summaries), run_dir=Path("results/r"))
+
+    monkeypatch.setattr(command, "execute", execute)
+    monkeypatch.setattr(
+        command, "judge", lambda rate, summary, criteria, run_dir: Probe(rate, True)
+    )
+    application = object()
+    prober = command._Prober(RunConfig(stage="join"), None, Criteria(), Console(io.StringIO()),
+                             application)  # fmt: skip
+    assert prober(1000.0).sustainable and prober(2000.0).sustainable
+    assert given == [(1000.0, application), (2000.0, application)]
+    assert prober.alone == [2000.0]

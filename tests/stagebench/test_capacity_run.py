@@ -1,4 +1,5 @@
-"""A real capacity search, short and bounded, through the real CLI."""
+"""A real capacity search, short and bounded, through the real CLI, its probes in a shared
+Spark application (the default)."""
 
 import json
 from pathlib import Path
@@ -20,7 +21,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
         "--duration", "10", "--lead-in", "5", "--warmup", "5", "--tail", "3", "--budget", "1s",
-        "--max-drain", "7",
+        "--max-drain", "7", "--app-warmup", "5",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -36,6 +37,10 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     assert doc["machine"]["cores"] >= 1 and doc["criteria"]["max_drain_s"] == 7
     # a probe waits for its drain 10 s beyond what the criterion allows, not 60 s
     assert doc["probe"]["drain_timeout_s"] == 17
+    # the probes ran in one Spark application, warmed up first at the first probe's rate
+    warmed = doc["probe"]["application"]
+    assert (warmed["stages"], warmed["rate"], warmed["seconds"]) == (["ingest/builtin"], 300, 5)
+    assert (out / "application").is_dir()
     for probe in doc["probes"]:
         assert probe["verdict"] in VERDICTS
         assert probe["sustainable"] == (probe["verdict"] == "sustainable")
@@ -47,6 +52,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         assert summary["run"]["duration_s"] == 10 and summary["warmup"]["lead_in_s"] == 5
         assert summary["config"]["run"]["drain_timeout_s"] == 17
         assert (summary["warmup"]["mode"], summary["warmup"]["seconds"]) == ("fixed", 5)
+        assert summary["warmup"]["application"]["shared"] is True
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
         # the evaluation read the topics from 10 s before the measured period on
         read_from = summary["evaluation"]["from_ms"]
@@ -61,4 +67,5 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     assert doc["probe"]["lead_in_s"] == 5 and "5 s at half the rate" in table
     assert doc["probe"]["warmup_s"] == 5 and "a warm-up (5 s)" in table
     assert "given 17 s to drain" in table
+    assert "The probes ran as queries of one Spark application, warmed up first" in table
     assert all(f"| {p['rate']:,.0f} | {p['verdict']} |" in table for p in doc["probes"])

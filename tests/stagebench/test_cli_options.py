@@ -10,17 +10,17 @@ from evaluator.config import EvaluatorConfig
 from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from stagebench.options import (
+    APPLICATION_FIELDS,
     EVALUATE_FIELDS,
     PIPELINE_TUNING,
     PUBLISH_FIELDS,
     RUN_FIELDS,
-    SUITE_FIELDS,
 )
 from stagebench.settings import RunConfig
 from tests.pipelines.test_config import subcommand
 
-RUN_RUN_FIELDS = tuple(n for n in RUN_FIELDS if n not in SUITE_FIELDS)
-"""``run`` takes every [run] key but the suite's shared-application ones."""
+RUN_RUN_FIELDS = tuple(n for n in RUN_FIELDS if n not in APPLICATION_FIELDS)
+"""``run`` takes every [run] key but the shared application's."""
 
 
 def options(command: str) -> dict[str, argparse.Action]:

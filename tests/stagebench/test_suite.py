@@ -9,7 +9,7 @@ import pytest
 from evaluator.compare import compare
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import StagebenchError
-from stagebench import suite
+from stagebench import app_warmup, suite
 from stagebench.commands.compare import ladder_runs
 from stagebench.console import Console
 from stagebench.settings import RunConfig, Settings
@@ -239,9 +239,9 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
     (not the floor), and it is closed at the end; one that cannot start is closed too,
     and every run gets a job of its own."""
     made, given = [], []
-    monkeypatch.setattr(suite, "resolve", lambda bootstrap: "127.0.0.1:9092")
+    monkeypatch.setattr(app_warmup, "resolve", lambda bootstrap: "127.0.0.1:9092")
     monkeypatch.setattr(FakeApplication, "fail", fail)
-    monkeypatch.setattr(suite, "Application", lambda *a: made.append(FakeApplication(*a))
+    monkeypatch.setattr(app_warmup, "Application", lambda *a: made.append(FakeApplication(*a))
                         or made[-1])  # fmt: skip
     record = {"stages": ["join/builtin", "ingest/builtin"], "rate": 400.0, "seconds": 40.0}
 
@@ -249,7 +249,7 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
         assert [run.stage for run, _ in takes] == ["ingest", "join"]
         return record
 
-    monkeypatch.setattr(suite, "warm_up", warm_up)
+    monkeypatch.setattr(app_warmup, "warm_up", warm_up)
     executed = suite.execute
     monkeypatch.setattr(
         suite,
