@@ -90,7 +90,10 @@ class CapacityResult:
     probe: Section = field(
         metadata=key_doc(
             "lead_in_s, warmup_s, warmup_min_s, warmup_max_s, settle_window_s, duration_s, "
-            "tail_s, drain_timeout_s: how each probe ran"
+            "tail_s, drain_timeout_s: how each probe ran; application: the Spark application "
+            "the probes shared, what warmed it up (stages, rate, seconds, took_s, dir) and "
+            "alone_mps, the rates whose probe had a job of its own after all (it stops with "
+            "a query that would not stop); null when each probe had a job of its own"
         )
     )
 
