@@ -135,7 +135,7 @@ class RunConfig:
             "probes) in one Spark application, warmed up once (each Spark stage alone for "
             "app_warmup_s), so that each starts with what the JIT compiled; per-run starts "
             "a job of its own per run (runs with a fault, in real-time mode or with other "
-            "Spark settings always do)",
+            "Spark settings always do; capacity's default)",
             "choices": APPLICATIONS,
         },
     )

@@ -25,7 +25,11 @@ from stagebench.console import Console
 from stagebench.history_index import record_or_warn
 from stagebench.metadata import machine, versions
 from stagebench.options import run_overrides
-from stagebench.probe_settings import PROBE_DEFAULTS, PROBE_EVALUATOR_DEFAULTS
+from stagebench.probe_settings import (
+    PROBE_APPLICATION,
+    PROBE_DEFAULTS,
+    PROBE_EVALUATOR_DEFAULTS,
+)
 from stagebench.runner import execute
 from stagebench.settings import RunConfig, Settings, load
 
@@ -46,7 +50,8 @@ def run(args) -> int:
     # a probe's own defaults, beneath the config file and the command line; its drain
     # is judged once it outlasts --max-drain, so a probe waits little longer for it
     drain = {"drain_timeout_s": criteria.max_drain_s + PROBE_DRAIN_GRACE_S}
-    defaults = {"run": {**PROBE_DEFAULTS, **drain}, "evaluator": PROBE_EVALUATOR_DEFAULTS}
+    defaults = {"run": {**PROBE_DEFAULTS, "application": PROBE_APPLICATION, **drain},
+                "evaluator": PROBE_EVALUATOR_DEFAULTS}  # fmt: skip
     for section, values in defaults.items():
         for key, value in values.items():
             if key not in settings.values[section]:
@@ -91,8 +96,8 @@ def _one_search(name, impl, base, settings, criteria, args, budget_s, console) -
     probe_base = replace(base, stage=name, impl=impl, results_dir=str(out),
                          warm_settle_window_s=base.settle_window_s)  # fmt: skip
     began = time.monotonic()
-    # the probes share one warmed-up Spark application, as a suite's runs do: each starts
-    # with what the JIT compiled instead of a JVM of its own to start and warm up
+    # with application = shared the probes share one warmed-up Spark application, as a
+    # suite's runs do (not the default: see probe_settings.PROBE_APPLICATION)
     first = [(replace(probe_base, rate=args.start), settings)]
     sharing = (
         shared_application(out, first, base, console, "search")

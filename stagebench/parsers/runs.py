@@ -6,6 +6,7 @@ from stagebench.options import APPLICATION_FIELDS
 from stagebench.parsers.fields import add_field
 from stagebench.parsers.shared import Subparsers, add_run_arguments, flag, handler
 from stagebench.probe_settings import (
+    PROBE_APPLICATION,
     PROBE_DEFAULTS,
     PROBE_DURATION_S,
     PROBE_LEAD_IN_S,
@@ -85,8 +86,9 @@ CAPACITY = (
     f"bracket found so far. Probes measure for {PROBE_DURATION_S:g} s after a "
     f"{PROBE_LEAD_IN_S:g} s lead-in at half the rate and at most {PROBE_WARMUP_MAX_S:g} s "
     "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
-    "The probes run as queries of one Spark application, warmed up first at the first "
-    "probe's rate, unless --application per-run gives each a job of its own."
+    "Each probe starts a Spark job of its own; --application shared runs them as queries "
+    "of one Spark application warmed up first at the first probe's rate (near capacity "
+    "it sustained rates that jobs of their own, even warmed up, did not: docs/capacity.md)."
 )
 # (option, dest, type, default, metavar, help) of the search and its verdicts
 SEARCH = [
@@ -135,7 +137,10 @@ def capacity(sub: Subparsers) -> None:
             # a probe settles over --settle-window, in a shared application too
             "warm_settle_window_s",
         ),
-        shown={key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
+        shown={
+            **{key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
+            "application": PROBE_APPLICATION,
+        },
     )
     handler(parser, "capacity:run")
 

@@ -1,5 +1,5 @@
 """A real capacity search, short and bounded, through the real CLI, its probes in a shared
-Spark application (the default)."""
+Spark application (``--application shared``)."""
 
 import json
 from pathlib import Path
@@ -21,7 +21,7 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     result = stagebench(
         "capacity", "--stage", "ingest", "--from", "300", "--max", "600", "--precision", "0.5",
         "--duration", "10", "--lead-in", "5", "--warmup", "5", "--tail", "3", "--budget", "1s",
-        "--max-drain", "7", "--app-warmup", "5",
+        "--max-drain", "7", "--application", "shared", "--app-warmup", "5",
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

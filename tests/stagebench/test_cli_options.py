@@ -64,4 +64,5 @@ def test_capacity_states_the_probe_defaults_and_keeps_its_own_rate():
     by_dest = options("capacity")
     assert by_dest["duration_s"].help.endswith("(default: 30)")
     assert by_dest["settle_window_s"].help.endswith("(default: 15)")
+    assert by_dest["application"].help.endswith("(default: per-run)")
     assert not {"rate", "workload", "fault", "drain_timeout_s"} & by_dest.keys()
