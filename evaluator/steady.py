@@ -158,8 +158,7 @@ def steady_state(
         "effective_seconds": round(t.effective_seconds, 1),
         "method": "Theil–Sen slope; Sen interval and Mann–Kendall test, variance inflated "
         "for the ranks' autocorrelation (lags 1 and 2, reaching at most a quarter of the "
-        "seconds), "
-        "Student t on the effective points",
+        "seconds), Student t on the effective points",
         "verdict": t.verdict,
     }
 
