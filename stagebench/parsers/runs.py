@@ -88,7 +88,7 @@ CAPACITY = (
     "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
     "Each probe starts a Spark job of its own; --application shared runs them as queries "
     "of one Spark application warmed up first at the first probe's rate (near capacity "
-    "it sustained rates that jobs of their own, even warmed up, did not: docs/capacity.md)."
+    "its verdicts and a warmed-up job's have disagreed both ways: docs/capacity.md)."
 )
 # (option, dest, type, default, metavar, help) of the search and its verdicts
 SEARCH = [
