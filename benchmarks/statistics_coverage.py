@@ -37,6 +37,12 @@ Spark; seeded, so two runs print the same figures. Six measurements:
   independent seconds (``effective_seconds``), where all 60 are. Target: fewer than 5
   in at most 1 %: such a minute's steadiness interval reaches the slopes between
   neighbouring seconds, far wider than the latency moved.
+- ``level``: where the latency settles after a fault (:mod:`evaluator.recovery`): a
+  baseline of ``LEVEL_BEFORE_S`` seconds at 100 ms and a level of 60 s at 130 ms, each
+  per-second p50 an AR(1) wander (φ 0.5 and 0.8, sd 10 %) plus noise of its own (sd
+  5 %); the share of the level's intervals (:func:`evaluator.steady.level`) holding its
+  true median, and of the offsets' (:func:`evaluator.significance.ratio_mover`) holding
+  the true +30 %. Target: ≥ 90 % each.
 
 Prints one JSON line per figure, then a summary line with every target.
 
@@ -53,7 +59,8 @@ import numpy as np
 from scipy import stats
 
 from evaluator.confidence import percentile_interval
-from evaluator.steady import is_settled, trend
+from evaluator.significance import ratio_mover
+from evaluator.steady import is_settled, level, trend
 
 MEAN_MS, LEVEL_SD_MS, RECORD_SD_MS = 100.0, 10.0, 10.0
 RECORDS_PER_S = 50
@@ -73,8 +80,9 @@ WARM_LOOKS_S = np.arange(30.0, 301.0, 2.0)
 START_EXCESS = 1.0
 START_TAUS_S = (10.0, 15.0, 20.0)
 START_TARGET_TAU_S = 15.0
+LEVEL_BEFORE_S, LEVEL_AFTER_S, LEVEL_OFFSET = 20, 60, 0.30
 TARGETS = {"coverage": 0.93, "false_alarm": 0.10, "missed_rise": 0.10, "early_stop": 0.10,
-           "few_worth": 0.01}  # fmt: skip
+           "few_worth": 0.01, "level_coverage": 0.90}  # fmt: skip
 
 IntervalFn = Callable[[np.ndarray, np.ndarray], dict[float, tuple[float, float]] | None]
 TrendFn = Callable[[np.ndarray, np.ndarray], tuple[tuple[float, float], str]]
@@ -253,6 +261,30 @@ def worth(series: int, seed: int) -> dict[str, float | int | str]:
     }
 
 
+def levels(series: int, seed: int) -> list[dict[str, float | int | str]]:
+    """How often a settled level's interval and its offset's from a baseline cover."""
+    rows = []
+    for phi in PHIS:
+        rng = np.random.default_rng([seed, 5, int(phi * 10)])
+        level_hits = offset_hits = 0
+        for _ in range(series):
+            before, after = (
+                mean * (1 + ar1(rng, n, phi, 0.10) + rng.normal(0, 0.05, n))
+                for mean, n in ((MEAN_MS, LEVEL_BEFORE_S), (MEAN_MS * (1 + LEVEL_OFFSET),
+                                                            LEVEL_AFTER_S))
+            )  # fmt: skip
+            base = level(np.arange(float(LEVEL_BEFORE_S)), before)
+            found = level(np.arange(float(LEVEL_AFTER_S)), after)
+            level_hits += found.ci95[0] <= MEAN_MS * (1 + LEVEL_OFFSET) <= found.ci95[1]
+            ratio = ratio_mover((found.median_ms, *found.ci95), (base.median_ms, *base.ci95))
+            offset_hits += ratio is not None and ratio[1] <= 1 + LEVEL_OFFSET <= ratio[2]
+        rows.append(
+            {"figure": "level", "phi": phi, "seconds": LEVEL_AFTER_S,
+             "level": level_hits / series, "offset": offset_hits / series}
+        )  # fmt: skip
+    return rows
+
+
 def run(
     interval: IntervalFn, verdict: TrendFn, settled: SettledFn, series: int, seed: int
 ) -> dict[str, bool]:
@@ -262,7 +294,8 @@ def run(
     warm = warmup(settled, series, seed)
     started = warm_start(series, seed)
     independent = worth(series, seed)
-    for row in (*coverage, *verdicts, *warm, *started, independent):
+    plateaus = levels(series, seed)
+    for row in (*coverage, *verdicts, *warm, *started, independent, *plateaus):
         print(json.dumps(row), flush=True)
     covered = [r[k] for r in coverage for k in ("p50", "p99", "slope") if r[k] is not None]
     flat = [r for r in verdicts if r["series"] == "flat"]
@@ -280,6 +313,8 @@ def run(
             if r["tau_s"] <= START_TARGET_TAU_S
         ),
         "few_worth": independent["below_5"] <= TARGETS["few_worth"],
+        "level_coverage": min(min(r["level"], r["offset"]) for r in plateaus)
+        >= TARGETS["level_coverage"],
     }
 
 

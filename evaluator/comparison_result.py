@@ -128,6 +128,26 @@ class ComparisonRow:
         default=None,
         metadata=key_doc("the mean over the runs of the updates a window took to complete"),
     )
+    recovery_s: list[float | None] | None = field(
+        default=None,
+        metadata=key_doc(
+            "runs with disturbances (bursts, a fault): each run's median recovery_s over its "
+            "windows (summary.json's recovery; null: not recovered), in the order of "
+            "run_dirs; null when no run of the row had a disturbance"
+        ),
+    )
+    settled_s: list[float | None] | None = field(
+        default=None,
+        metadata=key_doc(
+            "the same for settled_s, the time to a steady level wherever it is (null: none)"
+        ),
+    )
+    settled_offset: list[float | None] | None = field(
+        default=None,
+        metadata=key_doc(
+            "the same for the offset of that level from the p50 before (0.31: 31 % above)"
+        ),
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """The row as comparison.json's ``stages`` holds it."""

@@ -10,6 +10,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from evaluator import recovery
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError
@@ -23,8 +24,9 @@ VERDICTS = ("steady", "rising", "falling", "undetermined")
 
 def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
     """stage, impl (:func:`variant`), p50, p95, p99, run_dir, warnings, steady,
-    p50_ci95, p99_ci95, pace_ms, and for a stage written at every update
-    first_update_p50, first_update_p99 and updates_per_window (else None) of one
+    p50_ci95, p99_ci95, pace_ms, for a stage written at every update
+    first_update_p50, first_update_p99 and updates_per_window (else None), and for a run
+    with disturbances its recovery (:func:`evaluator.recovery.figures`, else None) of one
     evaluated run (``summary``: its summary.json, read when not given).
 
     EvaluationError naming the file when summary.json is missing, not JSON, of another
@@ -54,6 +56,7 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
                 for q in CI_QUANTILES
             },
             "updates_per_window": _number((updates.get("per_window") or {}).get("mean")),
+            "recovery": recovery.figures(summary.get("recovery")),
         }
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise EvaluationError(

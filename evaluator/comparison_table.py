@@ -10,6 +10,7 @@ from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES
 from evaluator.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.number_format import format_cell, format_estimate, format_ms
+from evaluator.recovery import FIGURES, figures_text
 from evaluator.significance import ALPHA
 
 INCREMENT_NOTE = (
@@ -123,13 +124,35 @@ def _notes(comparison: Comparison) -> list[list[str]]:
             *updated,
         ]
         updated[-1] = updated[-1].rstrip(";")
+    recovered = [
+        f"{r.stage}/{r.impl}: {', '.join(_recovery_texts(r))};"
+        for r in rows
+        if r.recovery_s is not None
+    ]
+    if recovered:
+        recovered = [
+            "after the disturbances, run by run (the medians over each run's windows): "
+            "recovered to within the threshold of the p50 before; settled at a steady level "
+            "where that was another time, and its offset from before;",
+            *recovered,
+        ]
+        recovered[-1] = recovered[-1].rstrip(";")
     return [
         ["latency in ms; p50, p95, p99: mean over the runs;", *intervals],
         increments,
         *([updated] if updated else []),
+        *([recovered] if recovered else []),
         [*pace, "steady: each run's verdict on its per-second p50 trend (-: not recorded);",
          f"{MARK}N: warning N below"],
     ]  # fmt: skip
+
+
+def _recovery_texts(row: ComparisonRow) -> list[str]:
+    """Each run's recovery figures in words (:func:`evaluator.recovery.figures_text`)."""
+    columns = [getattr(row, key) or [] for key in FIGURES]
+    return [
+        figures_text(dict(zip(FIGURES, run, strict=True))) for run in zip(*columns, strict=True)
+    ]
 
 
 def _warned(rows: list[ComparisonRow]) -> list[tuple[str, list[str]]]:

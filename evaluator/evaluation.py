@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from evaluator import report
 from evaluator.config import EvaluatorConfig
 from evaluator.measure import measure
@@ -20,6 +22,7 @@ from evaluator.result import Measurement
 from evaluator.run_info import RunInfo
 from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_outputs
 from evaluator.summary import build_summary
+from ground import rundir
 from ground.errors import EvaluationError
 from ground.stages import stage
 
@@ -30,11 +33,13 @@ def evaluate(
     config: EvaluatorConfig,
     out_dir: Path,
     overwrite: bool = False,
+    run_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``run`` from the broker at ``bootstrap``; write the report into ``out_dir``.
 
     Returns the summary (also written as summary.json). ``config.engine`` "spark"
-    runs the same evaluation as a Spark batch job.
+    runs the same evaluation as a Spark batch job. ``run_dir`` (default ``out_dir``)
+    holds the run's resources.csv, where a fault's process is looked up.
     """
     out_dir = Path(out_dir)
     if config.engine == "spark" and stage(run.stage).updates:
@@ -52,12 +57,24 @@ def evaluate(
         result = evaluate_frames(bootstrap, run, config)
     else:
         result = evaluate_pandas(bootstrap, run, config)
-    summary = build_summary(run, config, bootstrap, result)
+    usage = read_usage(Path(run_dir or out_dir) / rundir.RESOURCES)
+    summary = build_summary(run, config, bootstrap, result, usage)
     seconds = round(time.monotonic() - started, 3)
     summary = replace(summary, evaluation=replace(summary.evaluation, seconds=seconds))
     document = summary.as_dict()
     report.write(out_dir, document, result.frames(), config)
     return document
+
+
+def read_usage(path: Path) -> pd.DataFrame | None:
+    """The sampled CPU and GC of the run's processes; None for a run without them."""
+    if not path.is_file():
+        return None
+    columns = ["time_ms", "process", "cpu_percent", "gc_ms_per_s"]
+    try:
+        return pd.read_csv(path, usecols=columns)
+    except (ValueError, pd.errors.ParserError) as err:
+        raise EvaluationError(f"{path}: not a resources file this version reads ({err})") from err
 
 
 def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> Measurement:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluator import recovery
 from evaluator.comparison_result import ComparisonRow
 from evaluator.comparison_rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
@@ -99,6 +100,9 @@ def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, An
     for key in (*(f"first_update_{q}" for q in CI_QUANTILES), "updates_per_window"):
         values = [r[key] for r in runs if r.get(key) is not None]
         entry[key] = statistics.fmean(values) if values else None
+    disturbed = any(r.get("recovery") for r in runs)
+    for key in recovery.FIGURES:
+        entry[key] = [(r.get("recovery") or {}).get(key) for r in runs] if disturbed else None
     return entry
 
 

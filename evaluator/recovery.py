@@ -26,19 +26,43 @@ Per window:
 - **peak**: the largest per-second p50 from the window's start to the recovery
   (or to the end of the search when it never recovers).
 - **first output after**: from the window's end to the first second with outputs.
+- **settled**: the latency may come back to another level than before (a restarted
+  JVM running cold, a rebalance that left the partitions elsewhere), where "not
+  recovered" would read as "never came back". The stretch from a second to the end of
+  the search (the next window's start, or the end of the measured period) is settled
+  when its span cut into :data:`~evaluator.config.SETTLE_WINDOWS` windows gives medians
+  that agree within ``tolerance``, the warm-up's settle rule
+  (:func:`evaluator.steady.settled_throughout`), and its first :data:`HOLD_S` seconds
+  with outputs lie within ``threshold`` of its median; the first such second is where
+  the latency settled, and the stretch's median, with its interval
+  (:func:`evaluator.steady.level`), is the new **level**. Its **offset** from the
+  baseline is level / baseline − 1, with the interval of a ratio (MOVER,
+  :func:`evaluator.significance.ratio_mover`) of the two medians' intervals. A level
+  within ``threshold`` of the baseline is the one before, and the time to it is then
+  the recovery's, so the two figures agree; otherwise the window ``settled`` at a new
+  level. ``settled`` is None when the search holds too few seconds with outputs to
+  tell (fewer than ``SETTLE_WINDOWS × MIN_POINTS``), False when none of its stretches
+  settles (the latency still climbs or falls).
+- **cause**: for a fault of one process (``Window.process``: the broker, the engine),
+  that process's mean CPU (% of a core) and garbage-collection time (ms a second)
+  over the baseline's seconds and over the settled stretch, from the run's
+  resources.csv: a restarted JVM that runs cold shows here beside its latency.
 
 The series has one row per broker second, so every time here is exact to a
 second: a second [s, s + 1) counts as after the window when it ends after it.
 """
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evaluator.config import MIN_BASELINE_SECONDS
+from evaluator.config import MIN_BASELINE_SECONDS, SETTLE_WINDOWS, STEADY_TOLERANCE
+from evaluator.number_format import format_estimate
+from evaluator.significance import ratio_mover
+from evaluator.steady import MIN_POINTS, level, settled_throughout
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 
@@ -49,11 +73,14 @@ HOLD_S = 3
 @dataclass(frozen=True)
 class Window:
     """A disturbance in broker time, epoch ms from ``start_ms`` up to ``end_ms`` (as a
-    burst's pairs are due; equal: an instant); ``kind`` names it (``burst``, a fault)."""
+    burst's pairs are due; equal: an instant); ``kind`` names it (``burst``, a fault);
+    ``process`` the process group a fault stopped or killed (``broker``, ``engine``, as
+    resources.csv names them), None for a burst."""
 
     kind: str
     start_ms: int
     end_ms: int
+    process: str | None = None
 
     def __post_init__(self) -> None:
         if self.end_ms < self.start_ms:
@@ -68,6 +95,32 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Settled:
+    """Where the latency settled after a window: ``after_s`` from the window's end, at the
+    median ``p50_ms`` with its 95 % interval; ``offset`` = level / baseline − 1 with its
+    interval (None without a baseline); ``level`` "before" (within the threshold of the
+    baseline), "new", or None without a baseline."""
+
+    after_s: float
+    p50_ms: float
+    p50_ci95: tuple[float, float]
+    offset: float | None
+    offset_ci95: tuple[float, float] | None
+    level: str | None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The disturbed process's mean CPU (% of one core) and GC time (ms a second) over the
+    baseline's span (``before``) and the settled stretch (``after``); None where no sample
+    fell in a span."""
+
+    process: str
+    cpu_percent: tuple[float | None, float | None]
+    gc_ms_per_s: tuple[float | None, float | None]
+
+
+@dataclass(frozen=True)
 class Recovery:
     """One window's recovery; times in seconds, latencies in ms (see the module)."""
 
@@ -77,20 +130,54 @@ class Recovery:
     first_output_after_s: float | None
     recovery_s: float | None
     recovered: bool | None
+    baseline_p50_ci95: tuple[float, float] | None = None
+    settled: bool | None = None
+    level: Settled | None = None
+    cause: Usage | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {**data.pop("window"), **data}
+        """summary.json's entry of the window: the window's keys, then the figures, the
+        settled level's flattened as ``settled_s``, ``settled_p50_ms``, ``offset``, …"""
+        data = _lists(asdict(self))
+        settled = data.pop("level") or dict.fromkeys(f.name for f in fields(Settled))
+        return {
+            **data.pop("window"),
+            **data,
+            "settled_s": settled["after_s"],
+            "settled_p50_ms": settled["p50_ms"],
+            "settled_p50_ci95": settled["p50_ci95"],
+            "offset": settled["offset"],
+            "offset_ci95": settled["offset_ci95"],
+            "level": settled["level"],
+        }
+
+
+def _lists(data: Any) -> Any:
+    """Tuples as JSON has them, lists, so a section compares equal to its file read back."""
+    if isinstance(data, dict):
+        return {k: _lists(v) for k, v in data.items()}
+    if isinstance(data, tuple | list):
+        return [_lists(v) for v in data]
+    return data
 
 
 def recoveries(
-    series: pd.DataFrame, windows: Sequence[Window], baseline_s: float, threshold: float
+    series: pd.DataFrame,
+    windows: Sequence[Window],
+    baseline_s: float,
+    threshold: float,
+    tolerance: float = STEADY_TOLERANCE,
+    until_ms: int | None = None,
+    usage: pd.DataFrame | None = None,
 ) -> list[Recovery]:
     """Each window's recovery, in the order of their starts.
 
     ``series``: columns ``second`` (epoch s, consecutive), ``output_count`` and
     ``latency_p50_ms`` (NaN in seconds without outputs), as
-    :func:`evaluator.stats.timeseries` returns them.
+    :func:`evaluator.stats.timeseries` returns them. ``until_ms``: where a settled
+    level's stretch ends at the latest (the measured period's end; None: the series').
+    ``usage``: resources.csv's rows (``time_ms``, ``process``, ``cpu_percent``,
+    ``gc_ms_per_s``), for the cause of a fault of one process.
     """
     seconds = series["second"].to_numpy(np.int64)
     p50 = series["latency_p50_ms"].to_numpy(np.float64)
@@ -105,9 +192,11 @@ def recoveries(
     for i, w in enumerate(ordered):
         horizon = ordered[i + 1].start_ms if i + 1 < len(ordered) else None
         before = (begins >= w.start_ms - baseline_s * SECOND_MS) & (ends <= w.start_ms)
-        baseline = _median(p50[before & has_output & ~disturbed])
+        quiet = before & has_output & ~disturbed
+        baseline = _median(p50[quiet])
+        baseline_ci = _interval(seconds[quiet], p50[quiet]) if baseline is not None else None
         if baseline is None and result:
-            baseline = result[-1].baseline_p50_ms
+            baseline, baseline_ci = result[-1].baseline_p50_ms, result[-1].baseline_p50_ci95
         after = ends > w.end_ms
         searched = after if horizon is None else after & (ends <= horizon)
         back = _recovered_at(p50, has_output & searched, baseline, threshold)
@@ -117,17 +206,104 @@ def recoveries(
         disturbed |= span & ((index < back) if back is not None else True)
         peak = p50[span & has_output]
         first = _first(after & has_output)
+        recovery_s = None if back is None else _since(begins[back], w.end_ms)
+        stretch = has_output & searched & ((ends <= until_ms) if until_ms is not None else True)
+        settled, at = _settled_from(seconds, p50, stretch, threshold, tolerance)
+        found = None
+        if at is not None:
+            found = _level(
+                seconds[stretch & (index >= at)], p50[stretch & (index >= at)],
+                _since(begins[at], w.end_ms), recovery_s, baseline, baseline_ci, threshold,
+            )  # fmt: skip
         result.append(
             Recovery(
                 window=w,
                 baseline_p50_ms=baseline,
                 peak_ms=float(peak.max()) if peak.size else None,
                 first_output_after_s=None if first is None else _since(begins[first], w.end_ms),
-                recovery_s=None if back is None else _since(begins[back], w.end_ms),
+                recovery_s=recovery_s,
                 recovered=None if baseline is None else back is not None,
+                baseline_p50_ci95=baseline_ci,
+                settled=settled,
+                level=found,
+                cause=_cause(usage, w, baseline_s, found, ends[stretch]),
             )
         )
     return result
+
+
+def _settled_from(
+    seconds: np.ndarray, p50: np.ndarray, stretch: np.ndarray, threshold: float, tolerance: float
+) -> tuple[bool | None, int | None]:
+    """(settled, index of the second it settled at): the first second of ``stretch``
+    from which the rest of it is settled (see the module); (None, None) when the
+    stretch is too short to tell, (False, None) when no part of it settles."""
+    candidates = np.flatnonzero(stretch)
+    if candidates.size < SETTLE_WINDOWS * MIN_POINTS:
+        return None, None
+    for k in range(candidates.size - SETTLE_WINDOWS * MIN_POINTS + 1):
+        rest = candidates[k:]
+        if not settled_throughout(seconds[rest], p50[rest], tolerance):
+            continue
+        median = float(np.median(p50[rest]))
+        if np.all(np.abs(p50[rest[:HOLD_S]] - median) <= threshold * median):
+            return True, int(rest[0])
+    return False, None
+
+
+def _level(
+    seconds: np.ndarray,
+    p50: np.ndarray,
+    after_s: float,
+    recovery_s: float | None,
+    baseline: float | None,
+    baseline_ci: tuple[float, float] | None,
+    threshold: float,
+) -> Settled:
+    """The settled stretch's level and its offset from the baseline; the time to it is
+    the recovery's when it is the level before and the latency recovered."""
+    found = level(seconds, p50)
+    offset, offset_ci, kind = None, None, None
+    if baseline is not None and baseline > 0:
+        offset = round(found.median_ms / baseline - 1, 4)
+        kind = "before" if abs(offset) <= threshold else "new"
+        if baseline_ci is not None:
+            ratio = ratio_mover((found.median_ms, *found.ci95), (baseline, *baseline_ci))
+            offset_ci = None if ratio is None else (round(ratio[1] - 1, 4), round(ratio[2] - 1, 4))
+    if kind == "before" and recovery_s is not None:
+        after_s = recovery_s
+    return Settled(after_s, found.median_ms, found.ci95, offset, offset_ci, kind)
+
+
+def _interval(seconds: np.ndarray, p50: np.ndarray) -> tuple[float, float]:
+    """The 95 % interval of a baseline's median."""
+    return level(seconds, p50).ci95
+
+
+def _cause(
+    usage: pd.DataFrame | None,
+    w: Window,
+    baseline_s: float,
+    found: Settled | None,
+    stretch_ends_ms: np.ndarray,
+) -> Usage | None:
+    """The disturbed process's CPU and GC before the window and over the settled stretch
+    (None for a burst, without samples or without a settled level)."""
+    if usage is None or w.process is None or found is None or not stretch_ends_ms.size:
+        return None
+    rows = usage[usage["process"] == w.process]
+    spans = (
+        (w.start_ms - baseline_s * SECOND_MS, w.start_ms),
+        (w.end_ms + found.after_s * SECOND_MS, float(stretch_ends_ms[-1])),
+    )
+
+    def mean(column: str, lo: float, hi: float) -> float | None:
+        # a sample describes the second before its time
+        values = rows.loc[(rows["time_ms"] > lo) & (rows["time_ms"] <= hi), column].dropna()
+        return round(float(values.mean()), 1) if len(values) else None
+
+    cpu, gc = ((mean(c, *spans[0]), mean(c, *spans[1])) for c in ("cpu_percent", "gc_ms_per_s"))
+    return Usage(w.process, cpu_percent=cpu, gc_ms_per_s=gc)
 
 
 def _median(p50: np.ndarray) -> float | None:
@@ -142,13 +318,13 @@ def _recovered_at(
     if baseline is None:
         return None
     bound = baseline * (1 + threshold)
-    run_start, run = None, 0
+    run_start, run = 0, 0
     for i in np.flatnonzero(candidates):
         if p50[i] <= bound:
-            run_start = i if run == 0 else run_start
+            run_start = int(i) if run == 0 else run_start
             run += 1
             if run == HOLD_S:
-                return int(run_start)
+                return run_start
         else:
             run = 0
     return None
@@ -170,9 +346,13 @@ def _since(second_ms: int, end_ms: int) -> float:
 
 
 def summarise(found: Sequence[Recovery]) -> dict[str, Any]:
-    """Over the windows: how many recovered, the median and largest recovery and peak."""
+    """Over the windows: how many recovered and settled (at a new level), the median and
+    largest recovery, settle time and peak, and the median offset of the settled levels."""
     times = [r.recovery_s for r in found if r.recovery_s is not None]
     peaks = [r.peak_ms for r in found if r.peak_ms is not None]
+    levels = [r.level for r in found if r.level is not None]
+    settle_times = [lv.after_s for lv in levels]
+    offsets = [lv.offset for lv in levels if lv.offset is not None]
     return {
         "windows": len(found),
         "recovered": sum(r.recovered is True for r in found),
@@ -182,6 +362,12 @@ def summarise(found: Sequence[Recovery]) -> dict[str, Any]:
         "recovery_s_max": max(times) if times else None,
         "peak_ms_median": float(np.median(peaks)) if peaks else None,
         "peak_ms_max": max(peaks) if peaks else None,
+        "settled": len(levels),
+        "new_level": sum(lv.level == "new" for lv in levels),
+        "not_settled": sum(r.settled is False for r in found),
+        "settled_s_median": float(np.median(settle_times)) if settle_times else None,
+        "settled_s_max": max(settle_times) if settle_times else None,
+        "offset_median": float(np.median(offsets)) if offsets else None,
     }
 
 
@@ -192,37 +378,138 @@ def section(
     measured_to_ms: int,
     baseline_s: float,
     threshold: float,
+    tolerance: float = STEADY_TOLERANCE,
+    usage: pd.DataFrame | None = None,
 ) -> dict[str, Any] | None:
     """summary.json's ``recovery``: the windows starting in the measured period and their
     summary; None when the run has no disturbance windows.
 
     Every window takes part (the next one ends a recovery's search, each is left out
-    of the baselines); only those that start in the measured period are reported.
+    of the baselines); only those that start in the measured period are reported. A
+    settled level's stretch ends with the measured period.
     """
     if not windows:
         return None
     found = [
         r
-        for r in recoveries(series, windows, baseline_s, threshold)
+        for r in recoveries(
+            series, windows, baseline_s, threshold, tolerance, measured_to_ms, usage
+        )
         if measured_from_ms <= r.window.start_ms <= measured_to_ms
     ]
     return {
         "baseline_window_s": baseline_s,
         "threshold": threshold,
         "hold_s": HOLD_S,
+        "settle_tolerance": tolerance,
+        "settle_windows": SETTLE_WINDOWS,
         "windows": [r.as_dict() for r in found],
         "summary": summarise(found),
     }
 
 
+FIGURES = ("recovery_s", "settled_s", "settled_offset")
+"""A run's figures of recovery as a comparison row and the history carry them."""
+
+
+def figures(recovery: dict[str, Any] | None) -> dict[str, float | None] | None:
+    """A run's :data:`FIGURES` from summary.json's ``recovery``: the medians over its windows
+    of the recovery time, the time to a steady level and that level's offset from before
+    (None where no window had one); None for a run without disturbances."""
+    if not recovery or not recovery.get("windows"):
+        return None
+    summary = recovery["summary"]
+    return {
+        "recovery_s": summary.get("recovery_s_median"),
+        "settled_s": summary.get("settled_s_median"),
+        "settled_offset": summary.get("offset_median"),
+    }
+
+
+def figures_text(found: dict[str, float | None]) -> str:
+    """:func:`figures` in words: "recovered 3.4 s", "not recovered; settled 2 s, +31 %"."""
+    recovery, settled, offset = (found[k] for k in FIGURES)
+    parts = ["not recovered" if recovery is None else f"recovered {recovery:g} s"]
+    if settled is not None and settled != recovery:
+        parts.append(f"settled {settled:g} s" + ("" if offset is None else f", {_percent(offset)}"))
+    return "; ".join(parts)
+
+
+def settled_text(window: dict[str, Any]) -> str | None:
+    """Where one window of summary.json's ``recovery`` settled, in words: "settled 2.1 s
+    after the broker-restart at +31 % [+24–+38 %] of the p50 before (287 ms)"; None when it
+    did not settle."""
+    if window.get("settled_s") is None:
+        return None
+    text = f"settled {window['settled_s']:g} s after the {window['kind']}"
+    level = f"{window['settled_p50_ms']:,.0f} ms"
+    if window["offset"] is None:
+        return f"{text} at {level}"
+    bounds = window["offset_ci95"]
+    interval = f" [{_percent(bounds[0], '')}–{_percent(bounds[1])}]" if bounds else ""
+    where = " the level before," if window["level"] == "before" else ""
+    return f"{text} at{where} {_percent(window['offset'])}{interval} of the p50 before ({level})"
+
+
+def level_text(window: dict[str, Any]) -> str:
+    """A table cell for where a window settled: "298 ms [291–307], +39 % [+32–+45 %]: new
+    level"; "not settled" (False), "-" (too short to tell)."""
+    if window.get("settled") is not True:
+        return "not settled" if window.get("settled") is False else "-"
+    text = format_estimate(window["settled_p50_ms"], window["settled_p50_ci95"], unit=" ms")
+    if window["offset"] is None:
+        return text
+    bounds = window["offset_ci95"]
+    interval = f" [{_percent(bounds[0], '')}–{_percent(bounds[1])}]" if bounds else ""
+    kind = "the level before" if window["level"] == "before" else "new level"
+    return f"{text}, {_percent(window['offset'])}{interval}: {kind}"
+
+
+def cause_text(window: dict[str, Any]) -> str | None:
+    """The disturbed process's CPU and GC before and after, in words: "broker: CPU 10 → 16 %
+    of a core, GC 2 → 2 ms/s (before → after)"; None without them."""
+    cause = window.get("cause")
+    if not cause:
+        return None
+    parts = []
+    for key, what, unit in (("cpu_percent", "CPU", "% of a core"), ("gc_ms_per_s", "GC", "ms/s")):
+        before, after = cause[key]
+        if before is not None and after is not None:
+            parts.append(f"{what} {before:g} → {after:g} {unit}")
+    return f"{cause['process']}: {', '.join(parts)} (before → after)" if parts else None
+
+
+def _percent(share: float, unit: str = " %") -> str:
+    """A share as a signed whole percentage: "+31 %", "−4 %", "±0 %"."""
+    value = round(share * 100)
+    sign = "+" if value > 0 else "−" if value < 0 else "±"
+    return f"{sign}{abs(value)}{unit}"
+
+
 def warnings(recovery: dict[str, Any] | None) -> list[str]:
-    """A warning when latency did not recover after some window."""
-    if recovery is None or not (stuck := recovery["summary"]["not_recovered"]):
+    """A warning when latency did not come back after some window: one for windows after
+    which it settled at a new level (saying where), one for those after which it neither
+    recovered nor settled."""
+    if recovery is None:
         return []
-    kinds = sorted({w["kind"] for w in recovery["windows"] if w["recovered"] is False})
-    return [
-        f"latency had not recovered after {stuck} of {recovery['summary']['windows']} "
-        f"disturbance windows ({', '.join(kinds)}) before the next one or the end of the run: "
-        f"its per-second p50 was not back within {recovery['threshold']:.0%} of the p50 before "
-        f"for {HOLD_S} s"
-    ]
+    windows = recovery["windows"]
+    total = recovery["summary"]["windows"]
+    elsewhere = [w for w in windows if w.get("level") == "new"]
+    stuck = [w for w in windows if w["recovered"] is False and w.get("level") != "new"]
+    found = []
+    if elsewhere:
+        found.append(
+            f"latency did not come back to the level before after {len(elsewhere)} of {total} "
+            f"disturbance windows, but settled at another: "
+            f"{'; '.join(str(settled_text(w)) for w in elsewhere[:3])}"
+            + ("; …" if len(elsewhere) > 3 else "")
+        )
+    if stuck:
+        kinds = sorted({w["kind"] for w in stuck})
+        found.append(
+            f"latency had not recovered after {len(stuck)} of {total} disturbance windows "
+            f"({', '.join(kinds)}) before the next one or the end of the run: its per-second "
+            f"p50 was not back within {recovery['threshold']:.0%} of the p50 before for "
+            f"{HOLD_S} s"
+        )
+    return found

@@ -24,9 +24,10 @@ import pyarrow.parquet as pq
 
 from evaluator import hdrlog, plots
 from evaluator.caveats import seconds_worth
-from evaluator.config import EvaluatorConfig
+from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.number_format import format_exact
+from evaluator.recovery import cause_text, level_text
 from evaluator.stats import STAT_KEYS
 from ground import rundir
 from ground.errors import EvaluationError
@@ -303,11 +304,16 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
         f"Recovered: per-second p50 back within {recovery['threshold']:.0%} of its median over "
         f"the {recovery['baseline_window_s']:g} s before the window, for {recovery['hold_s']} s; "
         "times from the window's end to the start of a second of the per-second series "
-        "(broker clock), so to within a second.",
+        "(broker clock), so to within a second. Settled: from that second on to the end of "
+        f"the search, the medians of {recovery.get('settle_windows', SETTLE_WINDOWS)} windows "
+        f"agree within {recovery.get('settle_tolerance', STEADY_TOLERANCE):.0%}, at the level "
+        "shown (95 % interval) and its offset from the p50 before; at the level before, the "
+        "time is the recovery's.",
         "",
         "| kind | starts (s into the measured period) | length (s) | baseline p50 (ms) "
-        "| peak p50 (ms) | first output after (s) | recovery (s) | recovered |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| peak p50 (ms) | first output after (s) | recovery (s) | recovered | settled (s) "
+        "| settled at | the process before → after |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|",
     ]
     for w in recovery["windows"]:
         cells = [
@@ -319,6 +325,9 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
             w["first_output_after_s"],
             w["recovery_s"],
             {True: "yes", False: "no", None: "no baseline"}[w["recovered"]],
+            w.get("settled_s"),
+            level_text(w),
+            cause_text(w) or "-",
         ]
         lines.append("| " + " | ".join(format_exact(c) for c in cells) + " |")
     return [*lines, ""]

@@ -320,15 +320,28 @@ class Summary:
     )
     recovery: Section | None = field(
         metadata=key_doc(
-            "baseline_window_s, threshold, hold_s, windows[], summary: after each disturbance "
-            "(periodic burst: each burst; a fault's window) that starts in the measured period "
-            "(evaluator.recovery.section); null without any. windows[]: kind, start_ms, end_ms "
-            "(broker time), baseline_p50_ms (median per-second p50 of the baseline_window_s "
-            "before), peak_ms (largest per-second p50 until recovered), first_output_after_s, "
-            "recovery_s (from the window's end until the per-second p50 stays within threshold "
-            "of the baseline for hold_s seconds; null: not recovered before the next window), "
-            "recovered (null: no baseline). summary: windows, recovered, not_recovered, "
-            "no_baseline, recovery_s_median, recovery_s_max, peak_ms_median, peak_ms_max"
+            "baseline_window_s, threshold, hold_s, settle_tolerance, settle_windows, "
+            "windows[], summary: after each disturbance (periodic burst: each burst; a fault's "
+            "window) that starts in the measured period (evaluator.recovery.section); null "
+            "without any. windows[]: kind, start_ms, end_ms (broker time), process (the "
+            "process group a fault stopped: broker, engine; null for a burst), "
+            "baseline_p50_ms (median per-second p50 of the baseline_window_s before) and "
+            "baseline_p50_ci95, peak_ms (largest per-second p50 until recovered), "
+            "first_output_after_s, recovery_s (from the window's end until the per-second "
+            "p50 stays within threshold of the baseline for hold_s seconds; null: not "
+            "recovered before the next window), recovered (null: no baseline); settled (true: "
+            "the latency reached a steady level again, wherever; false: none before the next "
+            "window or the measured period's end; null: too few seconds to tell), settled_s "
+            "(from the window's end to that level; the recovery_s when it is the level before), "
+            "settled_p50_ms and settled_p50_ci95 (the level: median per-second p50 from then "
+            "to the end of the search, 95 % interval), offset and offset_ci95 (level / "
+            "baseline − 1), level (before: within threshold of the baseline; new; null "
+            "without a baseline), cause (a fault's process: cpu_percent and gc_ms_per_s "
+            "[before, after], the means over the baseline's seconds and the settled level's; "
+            "null for a burst or without samples). summary: windows, recovered, "
+            "not_recovered, no_baseline, recovery_s_median, recovery_s_max, peak_ms_median, "
+            "peak_ms_max, settled, new_level, not_settled, settled_s_median, settled_s_max, "
+            "offset_median"
         )
     )
     input_lateness: Section | None = field(

@@ -1,5 +1,5 @@
 """The statistics that judge a difference between runs: Student-t intervals of paired
-and of independent runs, intervals of a sum of within-run intervals (MOVER), Holm's
+and of independent runs, intervals of a sum or a ratio of intervals (MOVER), Holm's
 correction of a table's tests, and the spread of the host's pace.
 
 Pure functions on numbers; the stage table (:mod:`evaluator.increments`) and the A/B
@@ -75,6 +75,26 @@ def mover(terms: Iterable[tuple[float, float, float, float]]) -> tuple[float, fl
         below += down**2
         above += up**2
     return total, total - math.sqrt(below), total + math.sqrt(above)
+
+
+def ratio_mover(
+    numerator: tuple[float, float, float], denominator: tuple[float, float, float]
+) -> tuple[float, float, float] | None:
+    """(θ1/θ2, lo, hi) of the ratio of two independent positive estimates, each (θ, lo,
+    hi) with its own 95 % interval, by the method of variance estimates recovery for a
+    ratio (Donner & Zou 2012); None when the denominator's interval reaches 0, where
+    the ratio has no bound."""
+    t1, l1, u1 = numerator
+    t2, l2, u2 = denominator
+    if min(t2, l2) <= 0 or min(t1, l1) < 0:
+        return None
+    lo_root = (t1 * t2) ** 2 - l1 * u2 * (2 * t1 - l1) * (2 * t2 - u2)
+    hi_root = (t1 * t2) ** 2 - u1 * l2 * (2 * t1 - u1) * (2 * t2 - l2)
+    lo_div, hi_div = u2 * (2 * t2 - u2), l2 * (2 * t2 - l2)
+    ratio = t1 / t2
+    lo = (t1 * t2 - math.sqrt(max(lo_root, 0.0))) / lo_div if lo_div > 0 else 0.0
+    hi = (t1 * t2 + math.sqrt(max(hi_root, 0.0))) / hi_div if hi_div > 0 else math.inf
+    return ratio, min(lo, ratio), max(hi, ratio)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

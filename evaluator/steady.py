@@ -136,6 +136,61 @@ def trend(seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOL
     )
 
 
+@dataclass(frozen=True)
+class Level:
+    """The level of a settled stretch of a per-second series: its median, the 95 %
+    interval of that median, and how many independent seconds its seconds are worth."""
+
+    median_ms: float
+    ci95: tuple[float, float]
+    seconds: int
+    effective_seconds: float
+
+
+def level(seconds: np.ndarray, values: np.ndarray) -> Level:
+    """The median of a per-second series and its 95 % interval: the order statistics at
+    n/2 ∓ t·√(n·I)/2, the distribution-free interval of a median with the variance
+    inflated by I, the autocorrelation of the series' ranks (:func:`_inflation`, as for
+    the trend's interval; about its level, so a drift widens the interval too), and
+    Student t on the effective seconds n/I.
+
+    Raises ValueError with fewer than ``MIN_POINTS`` usable points.
+    """
+    x, y = _usable(seconds, values)
+    if x.size < MIN_POINTS:
+        raise ValueError(f"need at least {MIN_POINTS} seconds, got {x.size}")
+    inflation = _inflation(x - x[0], y, 0.0)
+    n = y.size
+    effective = n / inflation
+    quantile = float(stats.t.ppf(0.5 + LEVEL / 2, max(effective - 1, 1)))
+    half = quantile * np.sqrt(n * inflation) / 2
+    ordered = np.sort(y)
+    lower = min(max(int(np.floor(n / 2 - half)), 0), n - 1)
+    upper = min(max(int(np.ceil(n / 2 + half)) - 1, 0), n - 1)
+    return Level(
+        median_ms=float(np.median(y)),
+        ci95=(float(ordered[lower]), float(ordered[upper])),
+        seconds=int(n),
+        effective_seconds=effective,
+    )
+
+
+def settled_throughout(
+    seconds: np.ndarray,
+    values: np.ndarray,
+    tolerance: float = STEADY_TOLERANCE,
+    windows: int = SETTLE_WINDOWS,
+) -> bool:
+    """The live check's rule (:func:`is_settled`) over a whole stretch: its span cut into
+    ``windows`` windows of equal length (each second in one), whose medians agree within
+    ``tolerance``; False when a window has fewer than ``MIN_POINTS`` usable seconds."""
+    x = np.asarray(seconds, np.float64)
+    if x.size == 0:
+        return False
+    width = (float(x[-1] - x[0]) + 1) / windows
+    return _settled_at(x, np.asarray(values, np.float64), x[-1], width, tolerance, windows)
+
+
 def steady_state(
     seconds: np.ndarray, values: np.ndarray, tolerance: float = STEADY_TOLERANCE
 ) -> dict | None:

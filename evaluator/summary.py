@@ -31,10 +31,15 @@ log = logging.getLogger(__name__)
 
 
 def build_summary(
-    run: RunInfo, config: EvaluatorConfig, bootstrap: str, result: Measurement
+    run: RunInfo,
+    config: EvaluatorConfig,
+    bootstrap: str,
+    result: Measurement,
+    usage: pd.DataFrame | None = None,
 ) -> Summary:
     """The summary.json document, schema version :data:`SCHEMA_VERSION`, of ``run``
-    measured as ``result``; its evaluator warnings are logged too."""
+    measured as ``result``; its evaluator warnings are logged too. ``usage``: the run's
+    sampled resources, for the cause of a fault (:func:`evaluator.recovery.recoveries`)."""
     period = result.period
     run_section = run.as_summary()
     run_section["bootstrap"] = run.bootstrap or bootstrap
@@ -50,6 +55,8 @@ def build_summary(
         period.hi,
         config.recovery_baseline_s,
         config.recovery_threshold,
+        config.steady_tolerance,
+        usage,
     )
     own += recovery.warnings(after)
     for text in own:

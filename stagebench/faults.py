@@ -19,3 +19,10 @@ FAULTS: Final = ("broker-restart", "broker-kill", "engine-restart", "worker-loss
 BROKER_FAULTS: Final = ("broker-restart", "broker-kill")
 ENGINE_FAULTS: Final = ("engine-restart", "worker-loss")
 """Faults of the Spark job, which the floor (a plain Kafka loop) cannot have."""
+
+
+def process(kind: str) -> str | None:
+    """The process group a fault stops or kills and starts again, as the run's resource
+    sampler names it; None for ``worker-loss``, whose executor is no process the sampler
+    watches (the cluster's worker starts it)."""
+    return "broker" if kind in BROKER_FAULTS else "engine" if kind == "engine-restart" else None

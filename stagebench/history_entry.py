@@ -18,6 +18,7 @@ from typing import Any
 
 from evaluator.comparison_rows import run_pace, trigger, variant
 from evaluator.comparison_table import steady_text
+from evaluator.recovery import FIGURES, figures
 from evaluator.settings_diff import compared_settings, shown
 from evaluator.summary_file import read_summary
 from ground import rundir
@@ -41,6 +42,9 @@ class Figure:
     p99: float | None = None
     p99_ci95: list[float] | None = None
     steady: str | None = None
+    recovery: list[dict[str, float | None]] | None = None
+    """Each run's recovery after its disturbances (:func:`evaluator.recovery.figures`); None
+    when no run of the stage had one."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ def _run(path: Path, summary: dict[str, Any]) -> Entry:
         stage=run["stage"], impl=variant(run["impl"], trigger(summary)), runs=1,
         p50=lat.get("p50"), p50_ci95=ci.get("p50"), p99=lat.get("p99"), p99_ci95=ci.get("p99"),
         steady=(summary.get("steady_state") or {}).get("verdict"),
+        recovery=None if (found := figures(summary.get("recovery"))) is None else [found],
     )  # fmt: skip
     return Entry(
         id=path.name, kind="run", time=_time(path, summary), path=str(path),
@@ -107,7 +112,7 @@ def _suite(path: Path) -> Entry:
     figures = [
         Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"], p50=r["p50"],
                p50_ci95=r.get("p50_ci95"), p99=r["p99"], p99_ci95=r.get("p99_ci95"),
-               steady=steady_text(r.get("steady") or []))
+               steady=steady_text(r.get("steady") or []), recovery=_recovery(r))
         for r in doc["stages"]
     ]  # fmt: skip
     run = (doc.get("settings") or {}).get("run") or {}
@@ -121,6 +126,14 @@ def _suite(path: Path) -> Entry:
         pace_ms=statistics.median(paces) if paces else None,
         **_conditions(summaries[0] if summaries else {}),
     )  # fmt: skip
+
+
+def _recovery(row: dict[str, Any]) -> list[dict[str, float | None]] | None:
+    """A comparison row's per-run recovery figures, one dict a run; None without any."""
+    if row.get("recovery_s") is None:
+        return None
+    columns = [row.get(key) or [] for key in FIGURES]
+    return [dict(zip(FIGURES, run, strict=True)) for run in zip(*columns, strict=True)]
 
 
 def _capacity(path: Path) -> Entry:

@@ -4,6 +4,7 @@ lines under its first, only the columns that say something about the entries lis
 from collections.abc import Callable, Sequence
 
 from evaluator.number_format import format_estimate, format_ms
+from evaluator.recovery import figures_text
 from stagebench.history_entry import Entry, Figure
 
 Cell = Callable[[Entry, Figure], str]
@@ -23,6 +24,11 @@ def _capacity(e: Entry) -> str:
         return "-"
     shown = [("-" if v is None else f"{v:,.0f}") for v in (low, high)]
     return f"{shown[0]}–{shown[1]} msg/s (bracket)"
+
+
+def _recovery(f: Figure) -> str:
+    """Each run's recovery after its disturbances, "-" without any."""
+    return ", ".join(figures_text(run) for run in f.recovery) if f.recovery else "-"
 
 
 def _mark(e: Entry) -> str:
@@ -53,6 +59,7 @@ _COLUMNS: tuple[tuple[str, bool, Cell, bool], ...] = (
     ("capacity", False, lambda e, f: _capacity(e), False),
     ("runs", False, lambda e, f: str(f.runs), True),
     ("steady", True, lambda e, f: f.steady or "-", True),
+    ("after a fault", True, lambda e, f: _recovery(f), True),
     ("pace", False, lambda e, f: format_ms(e.pace_ms), False),
     ("!", True, lambda e, f: _mark(e), False),
     ("commit", True, lambda e, f: (e.commit or "-")[:12], False),
@@ -63,8 +70,9 @@ NOTES = (
     "p50, p99: mean over the entry's runs of the stage; [lo–hi]: 95 % interval (one run: "
     "within-run precision;\n    several: across the runs); capacity: the rate passed half the "
     "time, else the bracket found;\n    pace: ms one core took for a fixed piece of work; !: "
-    "UNTRUSTED, or the number of warnings (--json lists them);\n    settings: those set by a "
-    "config file or the command line"
+    "UNTRUSTED, or the number of warnings (--json lists them);\n    after a fault: each run's "
+    "time back to its p50 before and, where it settled elsewhere, to a steady level and its "
+    "offset;\n    settings: those set by a config file or the command line"
 )
 
 

@@ -113,8 +113,8 @@ def period_bands(summary: dict[str, Any], series: pd.DataFrame | None) -> list[B
 
 
 def disturbance_bands(summary: dict[str, Any]) -> tuple[list[Band], list[tuple[float, str]]]:
-    """Each fault or burst window from summary.json's ``recovery``, and where its latency
-    recovered (or that it did not)."""
+    """Each fault or burst window from summary.json's ``recovery``, where its latency
+    recovered (or that it did not) and, where that was another time, where it settled."""
     recovery = summary.get("recovery") or {}
     origin = origin_ms(summary)
     bands, marks = [], []
@@ -127,6 +127,12 @@ def disturbance_bands(summary: dict[str, Any]) -> tuple[list[Band], list[tuple[f
             marks.append((end + after, f"recovered {after:g} s after the {window['kind']}"))
         elif window["recovered"] is False:
             marks.append((end, f"not recovered after the {window['kind']}"))
+        settled = window.get("settled_s")
+        if settled is not None and settled != window["recovery_s"]:
+            offset = window["offset"]
+            where = "" if offset is None else f" at {offset * 100:+.0f} % of before"
+            text = f"settled {settled:g} s after the {window['kind']}{where}"
+            marks.append((end + settled, text))
     return bands, marks
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from evaluator.caveats import seconds_worth
 from evaluator.increments import WITHIN_RUN
 from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
+from evaluator.recovery import cause_text, level_text
 
 STATS = ("count", "mean", "min", "p50", "p95", "p99", "p99_9", "p99_99", "max")
 
@@ -79,6 +80,9 @@ def recovery_table(recovery: dict[str, Any] | None, origin_ms: int) -> str:
             num(w["first_output_after_s"]),
             num(w["recovery_s"]),
             cell({True: "yes", False: "no", None: "unknown"}[w["recovered"]]),
+            num(w.get("settled_s")),
+            cell(level_text(w)),
+            cell(cause_text(w) or ""),
         ]
         for w in recovery["windows"]
     ]
@@ -91,6 +95,9 @@ def recovery_table(recovery: dict[str, Any] | None, origin_ms: int) -> str:
         "first output after, s",
         "recovery, s",
         "recovered",
+        "settled, s",
+        "settled at",
+        "the process before → after",
     ]
     return table(header, rows)
 

@@ -45,7 +45,7 @@ from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
 from publisher.workload import workload
-from stagebench import html_report, pace, resource_summary, resources
+from stagebench import faults, html_report, pace, resource_summary, resources
 from stagebench.app_warmup import Warmth
 from stagebench.application import Application
 from stagebench.broker_clock import BrokerClock
@@ -384,7 +384,10 @@ class Run:
             config=self.config.effective(self.run, self.settings),
             disturbances=(
                 *self.clock.bursts(self.workload, self.config.publisher),
-                *(Window(f["kind"], f["start_ms"], f["end_ms"]) for f in self.injector.faults),
+                *(
+                    Window(f["kind"], f["start_ms"], f["end_ms"], faults.process(f["kind"]))
+                    for f in self.injector.faults
+                ),
             ),
         )
         save_run(info, self.dir)

@@ -4,6 +4,7 @@ completeness, and each run's warnings underneath."""
 from typing import Any
 
 from evaluator.number_format import format_cell, format_estimate, format_ms
+from evaluator.recovery import cause_text, settled_text
 
 
 def _with_interval(summary: dict[str, Any], q: str) -> str:
@@ -43,20 +44,28 @@ NOTE = (
 """The table's legend; ``method`` is the intervals' own, as summary.json states it."""
 
 
-def _recovery(summary: dict[str, Any]) -> str | None:
-    """One line on the disturbances (bursts, a fault) and the recovery after them."""
+def _recovery(summary: dict[str, Any]) -> list[str]:
+    """Lines on the disturbances (bursts, a fault): the recovery after them, and where the
+    latency settled after each window that settled at a new level, with its cause."""
     after = summary.get("recovery")
     if not after or not after["windows"]:
-        return None
+        return []
     kinds = ", ".join(sorted({w["kind"] for w in after["windows"]}))
     s = after["summary"]
     median, worst = s["recovery_s_median"], s["recovery_s_max"]
     times = "never" if median is None else f"median {median:g} s, max {worst:g} s"
-    return (
+    lines = [
         f"{summary['run']['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
         f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the p50 "
         f"before ({times} after the end); peak per-second p50 {format_ms(s['peak_ms_max'])} ms"
-    )
+    ]
+    # a fault's window, or one after which the latency settled elsewhere, with its own line
+    for window in after["windows"]:
+        if window.get("process") or window.get("level") == "new":
+            parts = [settled_text(window), cause_text(window)]
+            if any(parts):
+                lines.append("    " + "; ".join(p for p in parts if p))
+    return lines
 
 
 def format_runs(summaries: list[dict[str, Any]]) -> str:
@@ -68,7 +77,7 @@ def format_runs(summaries: list[dict[str, Any]]) -> str:
     if any(s.get("confidence") or s.get("steady_state") for s in summaries):
         methods = sorted({s["confidence"]["method"] for s in summaries if s.get("confidence")})
         lines.append(NOTE.format(method="; ".join(methods) or "none"))
-    lines += [line for s in summaries if (line := _recovery(s))]
+    lines += [line for s in summaries for line in _recovery(s)]
     warnings = [w for s in summaries for w in s.get("warnings", [])]
     lines += [f"WARNING: {w}" for w in warnings]
     return "\n".join(lines)

@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     config = from_mapping(EvaluatorConfig, values, "evaluator")
     bootstrap = resolve(args.bootstrap)
 
-    summary = evaluate(bootstrap, info, config, Path(out_dir), overwrite=args.force)
+    summary = evaluate(
+        bootstrap, info, config, Path(out_dir), overwrite=args.force, run_dir=args.run_dir
+    )
     lat, rec = summary["latency_ms"], summary["records"]
     print(
         json.dumps(

@@ -19,8 +19,16 @@ from tests.evaluator.test_compare import _ci, _config, _paced, _run, _steady
 from tests.stagebench.results_dirs import make_suite
 
 GOLDEN = Path(__file__).with_name("comparison_golden.json")
-ADDED = ("first_update_p50", "first_update_p99", "updates_per_window")
-"""Row keys added after the golden documents: a stage written at every update."""
+ADDED = (
+    "first_update_p50",
+    "first_update_p99",
+    "updates_per_window",
+    "recovery_s",
+    "settled_s",
+    "settled_offset",
+)
+"""Row keys added after the golden documents: a stage written at every update, the
+recovery of runs with disturbances."""
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs

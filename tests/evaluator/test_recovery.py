@@ -4,7 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.recovery import Window, recoveries, section, summarise, warnings
+from evaluator.recovery import (
+    Window,
+    cause_text,
+    recoveries,
+    section,
+    settled_text,
+    summarise,
+    warnings,
+)
 from evaluator.run_info import RunInfo, load_run, save_run
 from ground.errors import ConfigError, EvaluationError
 
@@ -156,6 +164,9 @@ def test_summary_over_windows():
         "windows": 3, "recovered": 2, "not_recovered": 1, "no_baseline": 0,
         "recovery_s_median": 0.0, "recovery_s_max": 0.0,
         "peak_ms_median": 700.0, "peak_ms_max": 900.0,
+        # a few seconds between bursts cannot tell a level
+        "settled": 0, "new_level": 0, "not_settled": 0,
+        "settled_s_median": None, "settled_s_max": None, "offset_median": None,
     }  # fmt: skip
     assert summarise([])["recovery_s_median"] is None
 
@@ -167,8 +178,11 @@ def test_section_reports_the_windows_in_the_measured_period():
     assert got is not None
     assert (got["baseline_window_s"], got["threshold"], got["hold_s"]) == (20.0, 0.2, 3)
     assert got["windows"] == [
-        {"kind": "burst", "start_ms": at(30), "end_ms": at(31), "baseline_p50_ms": 100.0,
-         "peak_ms": 900.0, "first_output_after_s": 0.0, "recovery_s": 0.0, "recovered": True}
+        {"kind": "burst", "start_ms": at(30), "end_ms": at(31), "process": None,
+         "baseline_p50_ms": 100.0, "peak_ms": 900.0, "first_output_after_s": 0.0,
+         "recovery_s": 0.0, "recovered": True, "baseline_p50_ci95": [100.0, 100.0],
+         "settled": None, "cause": None, "settled_s": None, "settled_p50_ms": None,
+         "settled_p50_ci95": None, "offset": None, "offset_ci95": None, "level": None}
     ]  # fmt: skip
     assert got["summary"]["windows"] == 1
     assert warnings(got) == []
@@ -201,3 +215,120 @@ def test_config_validates_the_recovery_settings():
         EvaluatorConfig(recovery_baseline_s=2)
     with pytest.raises(ConfigError, match="recovery_threshold"):
         EvaluatorConfig(recovery_threshold=0)
+
+
+# --- where the latency settles: simulated series with a known level after a spike ------
+
+BASELINE, NEW = 220.0, 290.0
+OUTAGE = 17  # seconds without outputs: the broker down
+
+
+def restart(after: float, rng: np.random.Generator, seconds: int = 70) -> list[float | None]:
+    """20 s around BASELINE, an outage, a two-second backlog spike, then ``seconds`` around
+    ``after``: per-second p50s wandering by 5 % (AR(1), φ = 0.5) with 5 % noise."""
+    wander = np.zeros(seconds)
+    for i in range(1, seconds):
+        wander[i] = 0.5 * wander[i - 1] + rng.normal(0, 0.05 * after * np.sqrt(0.75))
+    tail = after + wander + rng.normal(0, 0.05 * after, seconds)
+    head = BASELINE + rng.normal(0, 0.05 * BASELINE, 20)
+    return [*head, *[None] * OUTAGE, 15_000.0, 4_000.0, *tail]
+
+
+FAULT = Window("broker-restart", at(20), at(20 + OUTAGE), "broker")
+PLATEAU_S = OUTAGE + 2  # the plateau's first second, from the series' start
+
+
+def settle(p50: list[float | None]):
+    (found,) = recoveries(series(p50), [FAULT], 20.0, 0.2)
+    return found
+
+
+def test_a_step_to_a_new_level_is_reported_as_settled_there_with_its_offset():
+    rng = np.random.default_rng(7)
+    offset = NEW / BASELINE - 1
+    found = [settle(restart(NEW, rng)) for _ in range(200)]
+    # settled at the new level, from the plateau's first second (2 s after the outage) in
+    # nearly all; some were within 20 % of before for 3 s in a row by chance ("recovered")
+    assert all(r.settled is True and r.level and r.level.level == "new" for r in found)
+    starts = np.array([r.level.after_s for r in found if r.level])
+    assert np.mean(starts == 2) >= 0.95 and starts.max() <= 5
+    # the offset's 95 % interval holds the true +32 % as often as it claims
+    covered = [
+        r.level.offset_ci95[0] <= offset <= r.level.offset_ci95[1]
+        for r in found
+        if r.level and r.level.offset_ci95
+    ]
+    assert len(covered) == 200 and np.mean(covered) >= 0.9
+
+
+def test_a_return_to_the_level_before_gives_the_recovery_time_for_both():
+    rng = np.random.default_rng(11)
+    found = [settle(restart(BASELINE, rng)) for _ in range(200)]
+    assert all(r.recovered is True for r in found)
+    assert all(r.level is not None and r.level.level == "before" for r in found)
+    assert all(r.level.after_s == r.recovery_s for r in found if r.level)
+
+
+def test_a_latency_still_climbing_has_not_settled():
+    climbing = [*[BASELINE] * 20, *[None] * OUTAGE, *np.linspace(400, 4_000, 60)]
+    found = settle(climbing)
+    assert found.recovered is False and found.settled is False and found.level is None
+    got = section(series(climbing), [FAULT], at(0), at(100), 20.0, 0.2)
+    (text,) = warnings(got)
+    assert "had not recovered after 1 of 1 disturbance windows (broker-restart)" in text
+
+
+def test_a_new_level_is_a_warning_that_says_where():
+    p50 = restart(NEW, np.random.default_rng(3))
+    got = section(series(p50), [FAULT], at(0), at(len(p50)), 20.0, 0.2)
+    assert got is not None and got["summary"]["new_level"] == 1
+    (text,) = warnings(got)
+    assert "did not come back to the level before after 1 of 1 disturbance windows" in text
+    assert "settled 2 s after the broker-restart at +3" in text  # +30-something %
+    assert "of the p50 before (2" in text
+    window = got["windows"][0]
+    assert settled_text(window) in text and window["level"] == "new"
+
+
+def test_the_level_ends_with_the_measured_period():
+    # 40 s at one level, then 20 s at another after the measured period
+    p50 = [*[BASELINE] * 20, *[None] * OUTAGE, *[NEW] * 40, *[900.0] * 20]
+    in_period = section(series(p50), [FAULT], at(0), at(20 + OUTAGE + 40), 20.0, 0.2)
+    assert in_period is not None
+    assert (in_period["windows"][0]["settled_s"], in_period["windows"][0]["settled_p50_ms"]) == (
+        0.0,
+        NEW,
+    )
+    # over the whole series the latency settles only at the last level, 40 s later
+    whole = section(series(p50), [FAULT], at(0), at(len(p50)), 20.0, 0.2)
+    assert whole is not None
+    assert (whole["windows"][0]["settled_s"], whole["windows"][0]["settled_p50_ms"]) == (
+        40.0,
+        900.0,
+    )
+
+
+def test_the_cause_compares_the_restarted_process_before_and_after():
+    p50 = restart(NEW, np.random.default_rng(5))
+    seconds = np.arange(T0, T0 + len(p50))
+    cpu = np.where(seconds < T0 + 20, 10.0, 16.0)
+    usage = pd.DataFrame(
+        {
+            "time_ms": np.concatenate([seconds, seconds]) * 1000 + 1000,
+            "process": ["broker"] * len(p50) + ["engine"] * len(p50),
+            "cpu_percent": np.concatenate([cpu, np.full(len(p50), 50.0)]),
+            "gc_ms_per_s": np.concatenate([np.full(len(p50), 2.0), np.full(len(p50), 9.0)]),
+        }
+    )
+    (found,) = recoveries(series(p50), [FAULT], 20.0, 0.2, usage=usage)
+    assert found.cause is not None
+    assert (found.cause.process, found.cause.cpu_percent) == ("broker", (10.0, 16.0))
+    assert found.cause.gc_ms_per_s == (2.0, 2.0)
+    window = section(series(p50), [FAULT], at(0), at(len(p50)), 20.0, 0.2, usage=usage)
+    assert window is not None
+    assert cause_text(window["windows"][0]) == (
+        "broker: CPU 10 → 16 % of a core, GC 2 → 2 ms/s (before → after)"
+    )
+    # a burst names no process: no cause
+    (burst_found,) = recoveries(series(p50), [burst(20, 37)], 20.0, 0.2, usage=usage)
+    assert burst_found.cause is None

@@ -3,7 +3,7 @@ by scipy's own tests."""
 
 import pytest
 
-from evaluator.significance import holm, mover, pace_spread, paired_t, welch
+from evaluator.significance import holm, mover, pace_spread, paired_t, ratio_mover, welch
 
 
 def test_holm_adjusts_a_known_set_of_p_values():
@@ -49,3 +49,14 @@ def test_the_pace_spread_is_a_relative_median_absolute_deviation():
     # one slow run among many moves a range, not the median absolute deviation
     assert pace_spread([18.0, 18.2, 18.4, 18.6, 18.8, 25.0]) == round(0.3 / 18.5, 4)
     assert pace_spread([18.0]) is None and pace_spread([]) is None
+
+
+def test_ratio_mover_on_known_values():
+    # equal estimates ±10 %: about 1 ± √2 · 0.1, a little asymmetric as a ratio is
+    ratio, lo, hi = ratio_mover((100, 90, 110), (100, 90, 110))
+    assert ratio == 1.0
+    assert lo == pytest.approx(0.8676, abs=1e-4) and hi == pytest.approx(1.1526, abs=1e-4)
+    # an exact denominator leaves the numerator's interval, scaled
+    assert ratio_mover((300, 270, 330), (200, 200, 200)) == pytest.approx((1.5, 1.35, 1.65))
+    # a denominator whose interval reaches 0 bounds no ratio
+    assert ratio_mover((100, 90, 110), (5, 0, 10)) is None

@@ -10,6 +10,8 @@ from evaluator.steady import (
     MIN_POINTS,
     SETTLE_WINDOWS,
     is_settled,
+    level,
+    settled_throughout,
     steady_state,
     trend,
     warmup_end,
@@ -152,6 +154,39 @@ def test_the_slope_interval_covers_on_autocorrelated_series():
             low, high = trend(s, 100 * (1 + ar1(rng, n, phi, 0.1))).ci95
             hits[(phi, n)] += low <= 0 <= high
     assert all(h >= 93 for h in hits.values()), hits
+
+
+def test_the_level_interval_covers_the_median_of_autocorrelated_series():
+    # a level's median wandering AR(1) with noise of its own, as after a fault
+    hits = Counter()
+    for phi, n in ((0.0, 60), (0.5, 60), (0.8, 60)):
+        rng = np.random.default_rng([9, n, int(phi * 10)])
+        s = np.arange(float(n))
+        for _ in range(200):
+            y = 300 * (1 + ar1(rng, n, phi, 0.1) + rng.normal(0, 0.05, n))
+            low, high = level(s, y).ci95
+            hits[phi] += low <= 300 <= high
+    assert all(h >= 180 for h in hits.values()), hits  # 90 %
+
+
+def test_wander_widens_the_level_interval():
+    rng = np.random.default_rng(4)
+    s = np.arange(60.0)
+    independent = level(s, 300 + rng.normal(0, 30, 60))
+    wandering = level(s, 300 + 30 * ar1(rng, 60, 0.8, 1.0))
+    assert independent.effective_seconds > 40 > 20 > wandering.effective_seconds
+    assert np.diff(wandering.ci95)[0] > np.diff(independent.ci95)[0]
+    with pytest.raises(ValueError, match="at least"):
+        level(s[:4], s[:4])
+
+
+def test_settled_throughout_cuts_the_whole_stretch_into_windows():
+    s = np.arange(30.0)
+    assert settled_throughout(s, np.full(30, 100.0))
+    # the last third 15 % higher: its median disagrees
+    assert not settled_throughout(s, np.r_[np.full(20, 100.0), np.full(10, 115.0)])
+    # 14 seconds: a window of fewer than MIN_POINTS
+    assert not settled_throughout(s[:14], np.full(14, 100.0))
 
 
 def test_a_stationary_autocorrelated_series_is_seldom_called_rising_or_falling():

@@ -7,7 +7,8 @@ order, with the same values, besides the keys added since (:data:`ADDED`). What 
 steadiness' seconds are worth (``steady_state.effective_seconds`` and the warning that
 names it) was written into the golden file when it was added, and the steadiness
 (its figures, method and warning) again when the autocorrelation's reach was bounded
-by the series' length.
+by the series' length; likewise the recovery's level after each window (``settled``,
+its interval, offset and cause, the baseline's interval) when it was added.
 """
 
 import dataclasses

@@ -52,6 +52,24 @@ def test_a_fault_is_shaded_and_its_recovery_marked_from_the_summary(tmp_path):
     assert figures.disturbance_bands({**run.summary, "recovery": None}) == ([], [])
 
 
+def test_where_the_latency_settled_is_marked_when_it_is_not_the_recovery(tmp_path):
+    run = load_run(make_run(tmp_path, "join", "0000000c", fault=True))
+    window = run.summary["recovery"]["windows"][0]
+    elsewhere = {**window, "recovered": False, "recovery_s": None, "settled_s": 3.0,
+                 "offset": 0.31, "level": "new"}  # fmt: skip
+    summary = {**run.summary, "recovery": {"windows": [elsewhere]}}
+    assert figures.disturbance_bands(summary)[1] == [
+        (FAULT_AT_S + FAULT_S, "not recovered after the broker-kill"),
+        (FAULT_AT_S + FAULT_S + 3.0, "settled 3 s after the broker-kill at +31 % of before"),
+    ]
+    # at the level before, the recovery's mark is the settled one too
+    back = {**window, "settled_s": 2.0, "offset": 0.02, "level": "before"}
+    summary = {**run.summary, "recovery": {"windows": [back]}}
+    assert figures.disturbance_bands(summary)[1] == [
+        (FAULT_AT_S + FAULT_S + 2.0, "recovered 2 s after the broker-kill")
+    ]
+
+
 def test_the_cdf_is_a_quantile_grid_that_keeps_the_tail():
     values = np.arange(1, 100_001)
     curve = cdf(values)

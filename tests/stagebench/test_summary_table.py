@@ -56,6 +56,25 @@ def test_a_fault_run_says_how_it_recovered():
     assert not any("disturbance" in line for line in format_runs([_summary()]).splitlines())
 
 
+def test_a_fault_that_left_the_latency_at_a_new_level_says_where_and_the_process():
+    window = {"kind": "broker-restart", "start_ms": 1, "end_ms": 16601, "process": "broker",
+              "recovered": False, "recovery_s": None, "settled": True, "settled_s": 2.0,
+              "settled_p50_ms": 287.0, "settled_p50_ci95": [281.0, 295.0], "offset": 0.31,
+              "offset_ci95": [0.24, 0.38], "level": "new",
+              "cause": {"process": "broker", "cpu_percent": [9.5, 14.0],
+                        "gc_ms_per_s": [1.0, 3.2]}}  # fmt: skip
+    recovery = {"threshold": 0.2, "windows": [window],
+                "summary": {"windows": 1, "recovered": 0, "recovery_s_median": None,
+                            "recovery_s_max": None, "peak_ms_max": 15167.0}}  # fmt: skip
+    lines = format_runs([_summary(recovery=recovery)]).splitlines()
+    assert lines[-2].endswith("recovered 0 of 1 to within 20 % of the p50 before (never after "
+                              "the end); peak per-second p50 15,167 ms")  # fmt: skip
+    assert lines[-1] == (
+        "    settled 2 s after the broker-restart at +31 % [+24–+38 %] of the p50 before "
+        "(287 ms); broker: CPU 9.5 → 14 % of a core, GC 1 → 3.2 ms/s (before → after)"
+    )
+
+
 def test_a_run_prints_its_p50_as_the_stage_table_does():
     """One precision for every table: whole ms once the value or its interval reaches 10 ms."""
     fast = _summary(confidence={"method": "m", "p50": [0.0, 1.0], "p99": [1.0, 11.0]})
