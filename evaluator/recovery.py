@@ -132,14 +132,14 @@ class Recovery:
     recovered: bool | None
     baseline_p50_ci95: tuple[float, float] | None = None
     settled: bool | None = None
-    level: Settled | None = None
+    steady_level: Settled | None = None
     cause: Usage | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """summary.json's entry of the window: the window's keys, then the figures, the
         settled level's flattened as ``settled_s``, ``settled_p50_ms``, ``offset``, …"""
         data = _lists(asdict(self))
-        settled = data.pop("level") or dict.fromkeys(f.name for f in fields(Settled))
+        settled = data.pop("steady_level") or dict.fromkeys(f.name for f in fields(Settled))
         return {
             **data.pop("window"),
             **data,
@@ -225,7 +225,7 @@ def recoveries(
                 recovered=None if baseline is None else back is not None,
                 baseline_p50_ci95=baseline_ci,
                 settled=settled,
-                level=found,
+                steady_level=found,
                 cause=_cause(usage, w, baseline_s, found, ends[stretch]),
             )
         )
@@ -350,7 +350,7 @@ def summarise(found: Sequence[Recovery]) -> dict[str, Any]:
     largest recovery, settle time and peak, and the median offset of the settled levels."""
     times = [r.recovery_s for r in found if r.recovery_s is not None]
     peaks = [r.peak_ms for r in found if r.peak_ms is not None]
-    levels = [r.level for r in found if r.level is not None]
+    levels = [r.steady_level for r in found if r.steady_level is not None]
     settle_times = [lv.after_s for lv in levels]
     offsets = [lv.offset for lv in levels if lv.offset is not None]
     return {

@@ -249,14 +249,16 @@ def test_a_step_to_a_new_level_is_reported_as_settled_there_with_its_offset():
     found = [settle(restart(NEW, rng)) for _ in range(200)]
     # settled at the new level, from the plateau's first second (2 s after the outage) in
     # nearly all; some were within 20 % of before for 3 s in a row by chance ("recovered")
-    assert all(r.settled is True and r.level and r.level.level == "new" for r in found)
-    starts = np.array([r.level.after_s for r in found if r.level])
+    assert all(
+        r.settled is True and r.steady_level and r.steady_level.level == "new" for r in found
+    )
+    starts = np.array([r.steady_level.after_s for r in found if r.steady_level])
     assert np.mean(starts == 2) >= 0.95 and starts.max() <= 5
     # the offset's 95 % interval holds the true +32 % as often as it claims
     covered = [
-        r.level.offset_ci95[0] <= offset <= r.level.offset_ci95[1]
+        r.steady_level.offset_ci95[0] <= offset <= r.steady_level.offset_ci95[1]
         for r in found
-        if r.level and r.level.offset_ci95
+        if r.steady_level and r.steady_level.offset_ci95
     ]
     assert len(covered) == 200 and np.mean(covered) >= 0.9
 
@@ -265,14 +267,14 @@ def test_a_return_to_the_level_before_gives_the_recovery_time_for_both():
     rng = np.random.default_rng(11)
     found = [settle(restart(BASELINE, rng)) for _ in range(200)]
     assert all(r.recovered is True for r in found)
-    assert all(r.level is not None and r.level.level == "before" for r in found)
-    assert all(r.level.after_s == r.recovery_s for r in found if r.level)
+    assert all(r.steady_level is not None and r.steady_level.level == "before" for r in found)
+    assert all(r.steady_level.after_s == r.recovery_s for r in found if r.steady_level)
 
 
 def test_a_latency_still_climbing_has_not_settled():
     climbing = [*[BASELINE] * 20, *[None] * OUTAGE, *np.linspace(400, 4_000, 60)]
     found = settle(climbing)
-    assert found.recovered is False and found.settled is False and found.level is None
+    assert found.recovered is False and found.settled is False and found.steady_level is None
     got = section(series(climbing), [FAULT], at(0), at(100), 20.0, 0.2)
     (text,) = warnings(got)
     assert "had not recovered after 1 of 1 disturbance windows (broker-restart)" in text
