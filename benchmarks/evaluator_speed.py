@@ -3,8 +3,8 @@
 Writes N synthetic join-stage output records to a fresh LogAppendTime topic,
 then, each in its own process (so peak memory is the job's own): consumes the
 topic with confluent-kafka doing nothing else (the floor), and evaluates it
-with ``evaluator.evaluate`` (pandas engine, all files and plots). Prints one
-JSON line per size, the largest last::
+with ``evaluator.evaluate`` (all its files). Prints one JSON line per size, the
+largest last::
 
     {"records": …, "evaluate_s": …, "consume_s": …, "ratio": …, "peak_rss_mb": …}
 

@@ -8,9 +8,6 @@ The entry points::
     evaluator.summary_file.read_summary(run_dir) -> dict  # summary.json, its version checked
     evaluator.compare.compare(run_dirs) -> Comparison  # stage table of several runs
 
-``config.engine = "spark"`` evaluates with Spark instead (:mod:`evaluator.spark`,
-imported only then).
-
 It reads only Kafka topics and run directories and imports nothing of the other
 roles: a run measured by any pipeline can be evaluated (docs/method.md#latency).
 """

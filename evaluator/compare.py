@@ -21,8 +21,8 @@ absolute deviation relative to the median, and the comparison names every
 increment a host drift of that size could explain.
 
 The flow: :mod:`evaluator.comparison_rows` reads each run, :func:`compare` groups
-them into a :class:`Comparison`, :mod:`evaluator.comparison_table` renders it and
-:func:`evaluator.plots.comparison_plots` draws it.
+them into a :class:`Comparison`, :mod:`evaluator.comparison_table` renders it (a suite's report.html
+draws it).
 """
 
 from collections.abc import Iterable, Sequence

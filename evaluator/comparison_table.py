@@ -89,7 +89,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     if methods:
         intervals = ["[lo–hi]: 95 % interval;", *(explained[m] for m in sorted(methods))]
     else:
-        intervals = ["no intervals: the runs' summaries have none (Spark engine, short period)"]
+        intervals = ["no intervals: the runs' summaries have none (periods too short)"]
     judged = {getattr(r, f"increment_{q}_method") for r in rows for q in CI_QUANTILES}
     how = {
         PAIRED: "in rounds: [lo–hi] Student-t on the per-round differences;",

@@ -5,7 +5,6 @@ overrides with :func:`ground.config.from_mapping`.
 """
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ground.config import require
 
@@ -49,13 +48,6 @@ class EvaluatorConfig:
     end_cut_s: float = field(
         default=0.0, metadata={"help": "seconds trimmed before the last input"}
     )
-    engine: Literal["pandas", "spark"] = field(
-        default="pandas",
-        metadata={
-            "help": "evaluate in pandas, or as a Spark batch job for runs too big for memory"
-        },
-    )
-    log_scale: bool = field(default=False, metadata={"help": "log-scale latency plots"})
     sliding_window_s: int = field(
         default=3,
         metadata={
@@ -84,12 +76,11 @@ class EvaluatorConfig:
         default=30.0,
         metadata={"help": "seconds without a record before the reader gives up on a topic"},
     )
-    plots: bool = field(default=True, metadata={"help": "draw the PNG plots"})
     read_before_s: float | None = field(
         default=None,
         metadata={
-            "help": "with the pandas engine, read the topics only from this many "
-            "seconds before the run's marked start of its measured period",
+            "help": "read the topics only from this many seconds before the run's marked "
+            "start of its measured period",
             "default": "whole topics",
         },
     )
@@ -122,10 +113,6 @@ class EvaluatorConfig:
             f"warmup_s must be >= 0 or unset (10 % of the run), got {self.warmup_s}",
         )
         require(self.end_cut_s >= 0, f"end_cut_s must be >= 0, got {self.end_cut_s}")
-        require(
-            self.engine in ("pandas", "spark"),
-            f"engine must be pandas or spark, got {self.engine!r}",
-        )
         require(
             self.sliding_window_s >= 2,
             f"sliding_window_s must be >= 2, got {self.sliding_window_s}",

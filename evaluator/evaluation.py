@@ -1,9 +1,8 @@
 """One run's evaluation: read, measure, summarise, report.
 
 The flow: refuse topics that break the clock rule (:func:`evaluator.run_topics.check_clock`,
-docs/method.md#clock), measure with the chosen engine (pandas: the topics read by
-:mod:`evaluator.run_topics` and measured by :mod:`evaluator.measure`; Spark:
-:mod:`evaluator.spark`), build the summary from the measurement
+docs/method.md#clock), read the topics (:mod:`evaluator.run_topics`), measure them
+(:mod:`evaluator.measure`), build the summary from the measurement
 (:mod:`evaluator.summary`) and write everything into the run directory
 (:mod:`evaluator.report`).
 """
@@ -24,7 +23,6 @@ from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_ou
 from evaluator.summary import build_summary
 from ground import rundir
 from ground.errors import EvaluationError
-from ground.stages import stage
 
 
 def evaluate(
@@ -37,32 +35,20 @@ def evaluate(
 ) -> dict[str, Any]:
     """Evaluate ``run`` from the broker at ``bootstrap``; write the report into ``out_dir``.
 
-    Returns the summary (also written as summary.json). ``config.engine`` "spark"
-    runs the same evaluation as a Spark batch job. ``run_dir`` (default ``out_dir``)
-    holds the run's resources.csv, where a fault's process is looked up.
+    Returns the summary (also written as summary.json). ``run_dir`` (default
+    ``out_dir``) holds the run's resources.csv, where a fault's process is looked up.
     """
     out_dir = Path(out_dir)
-    if config.engine == "spark" and stage(run.stage).updates:
-        raise EvaluationError(
-            f"the Spark evaluation engine does not evaluate {run.stage}, whose windows are "
-            "written at every update; evaluate it with [evaluator] engine = pandas"
-        )
     report.check_writable(out_dir, overwrite)
     check_clock(bootstrap, run)
     started = time.monotonic()
-    if config.engine == "spark":
-        # pyspark loads only for the engine that needs it, not for every pandas evaluation
-        from evaluator.spark.evaluation import evaluate_frames
-
-        result = evaluate_frames(bootstrap, run, config)
-    else:
-        result = evaluate_pandas(bootstrap, run, config)
+    result = measure_topics(bootstrap, run, config)
     usage = read_usage(Path(run_dir or out_dir) / rundir.RESOURCES)
     summary = build_summary(run, config, bootstrap, result, usage)
     seconds = round(time.monotonic() - started, 3)
     summary = replace(summary, evaluation=replace(summary.evaluation, seconds=seconds))
     document = summary.as_dict()
-    report.write(out_dir, document, result.frames(), config)
+    report.write(out_dir, document, result.frames())
     return document
 
 
@@ -77,7 +63,7 @@ def read_usage(path: Path) -> pd.DataFrame | None:
         raise EvaluationError(f"{path}: not a resources file this version reads ({err})") from err
 
 
-def evaluate_pandas(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> Measurement:
+def measure_topics(bootstrap: str, run: RunInfo, config: EvaluatorConfig) -> Measurement:
     """Everything the report needs, computed in pandas from the topics."""
     from_ms = read_from_ms(run, config)
     outputs = read_outputs(bootstrap, run, config, from_ms)

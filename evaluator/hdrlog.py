@@ -39,8 +39,8 @@ def new_histogram(highest_ns: int = HIGHEST_NS) -> HdrHistogram:
 
 
 def measured(parquet: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The measured outputs' append times and latencies (ms) from latencies.parquet (a file,
-    or the Spark engine's dataset), four columns read."""
+    """The measured outputs' append times and latencies (ms) from latencies.parquet, four
+    columns read."""
     table = pq.read_table(
         parquet,
         columns=[TIMESTAMP.lstrip("_"), LATENCY],

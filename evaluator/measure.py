@@ -181,7 +181,6 @@ def _figures(
         ),
         "confidence": percentile_intervals(measured_ts // SECOND_MS, latency),
         "latencies": good,
-        "engine": "pandas",
     }
 
 

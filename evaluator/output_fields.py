@@ -45,7 +45,7 @@ INPUT_SCHEMA = _schema(s.INPUT_FIELDS)
 def required_fields(stage: str) -> tuple[str, ...]:
     """The output fields without which an output cannot be measured or matched.
 
-    The one definition of a **malformed output**, used by both engines: its value
+    The one definition of a **malformed output**: its value
     is not a JSON object whose fields have the types of :func:`output_schema`
     (one field of the wrong type makes the whole value malformed; ingest
     recovers the fields of a value that embeds invalid JSON), or one of these

@@ -86,7 +86,7 @@ def strict_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
 
 SCALAR_FIELD = r'"{}"\s*:\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*"|null)'
 """Regular expression of one scalar field, its name to be filled in (``format``); group 1
-is its JSON value. Both engines recover an ingest output's fields with it."""
+is its JSON value: how an ingest output's fields are recovered."""
 
 
 def lenient_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:

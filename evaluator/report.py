@@ -8,9 +8,8 @@ overwritten unless asked):
   timestamps, both latencies, ``in_range`` of the measured period, identity);
 - ``latencies.hlog``: the measured latencies as an HdrHistogram log (:mod:`evaluator.hdrlog`);
 - ``timeseries.csv``: per broker second, inputs, outputs, p50/p99 latency;
-- ``latency_hist.png``, ``latency_cdf.png``, ``timeseries.png`` and
-  ``report.md`` embedding them with the tables (and, after bursts or faults, the
-  recovery after each).
+- ``report.md``: the tables (and, after bursts or faults, the recovery after
+  each); the plots are in report.html, which stagebench writes beside it.
 """
 
 import json
@@ -22,10 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evaluator import hdrlog, plots
+from evaluator import hdrlog
 from evaluator.caveats import seconds_worth
-from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
-from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
+from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE
 from evaluator.number_format import format_exact
 from evaluator.recovery import cause_text, level_text
 from evaluator.stats import STAT_KEYS
@@ -44,31 +42,17 @@ def check_writable(out_dir: Path, overwrite: bool) -> None:
         )
 
 
-def write(
-    out_dir: Path, summary: dict[str, Any], result: dict[str, Any], config: EvaluatorConfig
-) -> None:
+def write(out_dir: Path, summary: dict[str, Any], result: dict[str, Any]) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    latencies = result.get("latencies")
-    if latencies is not None:
-        _write_latencies(latencies, out_dir / rundir.LATENCIES)
-    elif "write_latencies" in result:  # the Spark engine writes its own (a parquet dataset)
-        result["write_latencies"](out_dir / rundir.LATENCIES)
-        if config.plots:
-            result["latencies"] = pd.read_parquet(
-                out_dir / rundir.LATENCIES, columns=[LATENCY, IN_RANGE, EXPLAINED]
-            )
-    if latencies is not None or "write_latencies" in result:
-        run = summary["run"]
-        hdrlog.write(
-            out_dir / rundir.LATENCY_HLOG,
-            *hdrlog.measured(out_dir / rundir.LATENCIES),
-            f"run {run['id']}, stage {run['stage']} ({run['impl']})",
-        )
+    _write_latencies(result["latencies"], out_dir / rundir.LATENCIES)
+    run = summary["run"]
+    hdrlog.write(
+        out_dir / rundir.LATENCY_HLOG,
+        *hdrlog.measured(out_dir / rundir.LATENCIES),
+        f"run {run['id']}, stage {run['stage']} ({run['impl']})",
+    )
     result["timeseries"].to_csv(out_dir / rundir.TIMESERIES, index=False)
-    images: list[Path] = []
-    if config.plots:
-        images = plots.run_plots(summary, result, out_dir, config.log_scale)
-    (out_dir / rundir.REPORT).write_text(markdown(summary, [p.name for p in images]))
+    (out_dir / rundir.REPORT).write_text(markdown(summary))
     (out_dir / rundir.SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
     log.info("wrote %s", out_dir / rundir.SUMMARY)
 
@@ -91,8 +75,9 @@ def _write_latencies(frame: pd.DataFrame, path: Path) -> None:
     pq.write_table(pa.table(columns), path)
 
 
-def markdown(summary: dict[str, Any], images: list[str]) -> str:
-    """report.md: the run, the latency ladders, completeness, throughput, plots."""
+def markdown(summary: dict[str, Any]) -> str:
+    """report.md: the run, the latency ladders, completeness, throughput; its plots are
+    report.html's, beside it."""
     run = summary["run"]
     lines = [
         f"# Run {run['id']}: stage {run['stage']} ({run['impl']})",
@@ -166,8 +151,8 @@ def markdown(summary: dict[str, Any], images: list[str]) -> str:
         lines.append("")
     if summary["warnings"]:
         lines += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
-    if images:
-        lines += ["## Plots", ""] + [f"![{name}]({name})" for name in images] + [""]
+    page = rundir.REPORT_HTML
+    lines += ["## Plots", "", f"In [{page}]({page}), beside this file.", ""]
     return "\n".join(lines)
 
 

@@ -1,8 +1,7 @@
 """What one evaluation found, as typed, frozen records: a :class:`Measurement` and a
 run's :class:`Summary`.
 
-Both evaluation engines (pandas, :mod:`evaluator.measure`; Spark,
-:mod:`evaluator.spark.evaluation`) return the same :class:`Measurement`;
+:mod:`evaluator.measure` returns a :class:`Measurement`;
 :func:`evaluator.summary.build_summary` turns it into the :class:`Summary` whose
 :meth:`Summary.as_dict` is summary.json. Each field's ``metadata["doc"]`` says what
 its key holds: docs/results-schema.md is generated from them
@@ -11,9 +10,7 @@ None; a ``flatten`` record's keys join its parent's (none when it is None): the
 conventions of :mod:`evaluator.record`.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -170,7 +167,9 @@ class MeasuredPeriod:
 class Evaluation:
     """How the run was evaluated."""
 
-    engine: str = field(metadata=key_doc("pandas or spark"))
+    engine: str = field(
+        metadata=key_doc("pandas (spark in summaries of the evaluator's former Spark engine)")
+    )
     percentile_method: str = field(metadata=key_doc("how the percentiles were computed"))
     from_ms: int | None = field(
         metadata=key_doc(
@@ -180,8 +179,7 @@ class Evaluation:
     )
     outputs_of_unread_inputs: int | None = field(
         metadata=key_doc(
-            "outputs left out because their inputs came before from_ms; the Spark engine "
-            "reads whole topics",
+            "outputs left out because their inputs came before from_ms",
             omit_none=True,
         )
     )
@@ -192,8 +190,8 @@ class Evaluation:
 
 @dataclass(frozen=True, eq=False)
 class Measurement:
-    """What an evaluation engine measured in a run's topics: the summary's numbers and
-    the frames its files are drawn from."""
+    """What the evaluator measured in a run's topics: the summary's numbers and the frames
+    its files are drawn from."""
 
     period: Period
     latency_ms: Stats
@@ -208,25 +206,20 @@ class Measurement:
     first_output_ms: int | None
     steady_state: Section | None
     confidence: Section | None
-    engine: str
-    latencies: pd.DataFrame | None
-    """One row per valid output (None: the Spark engine writes them itself)."""
-    write_latencies: Callable[[Path], None] | None = None
+    latencies: pd.DataFrame
+    """One row per valid output."""
     from_ms: int | None = None
     outputs_of_unread_inputs: int | None = None
     input_lateness: Section | None = None
     """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
-    None: a stage without a watermark, or the Spark engine)."""
+    None: a stage without a watermark)."""
     updates: Section | None = None
     """A stage written in update mode: its windows' updates
     (:meth:`evaluator.updates.Updates.section`); None for the others."""
 
     def frames(self) -> dict[str, Any]:
         """What :func:`evaluator.report.write` draws the run's files from."""
-        out = {"timeseries": self.timeseries, "latencies": self.latencies}
-        if self.write_latencies is not None:
-            out["write_latencies"] = self.write_latencies
-        return out
+        return {"timeseries": self.timeseries, "latencies": self.latencies}
 
 
 @dataclass(frozen=True)
@@ -315,7 +308,7 @@ class Summary:
     confidence: Section | None = field(
         metadata=key_doc(
             "method, level, sections, section_s, p50, p99: 95 % intervals [lo, hi] of p50 and "
-            "p99 (batch means over consecutive sections; null with the Spark engine)"
+            "p99 (batch means over consecutive sections)"
         )
     )
     recovery: Section | None = field(
@@ -355,7 +348,7 @@ class Summary:
             "at_or_past_delay}}: what a join's watermark sees), and the rows Spark's stateful "
             "operators dropped as later than the watermark, per operator (from "
             "engine_progress.jsonl; null: not recorded); null for the stages without a "
-            "watermark and with the Spark engine"
+            "watermark"
         )
     )
     updates: Section | None = field(

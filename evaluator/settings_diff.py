@@ -28,8 +28,8 @@ NOT_COMPARED = {
     "publisher": {"speed_topic", "flow_topic", "rate", "workload", "duration_s"},
     "pipeline": {"stage", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
                  "checkpoint_dir", "bootstrap", "master"},
-    # presentation only: no number depends on them
-    "evaluator": {"plots", "log_scale"},
+    # settings older runs hold and the evaluator no longer has: no number depended on them
+    "evaluator": {"plots", "log_scale", "engine"},
 }  # fmt: skip
 
 
@@ -49,8 +49,8 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
     and every key of the ``config`` sections run, publisher, pipeline and
     evaluator (nested tables key by key) except those a run sets for itself
     (stage, impl, run id, topics, checkpoint and results directories), copies
-    of a value compared already, and the evaluator's plot options
-    (:data:`NOT_COMPARED`). A line reads
+    of a value compared already, and the evaluator settings of older runs that it no
+    longer has (:data:`NOT_COMPARED`). A line reads
     ``rate: 400 in 3 runs, 800 in 1 run (20261101T…-join-ab12)``: each value
     with its number of runs, naming the runs of all values but the most common.
     The trigger is left out (:data:`ROW_SETTING`).

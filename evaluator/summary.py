@@ -1,5 +1,5 @@
 """A run's :class:`evaluator.result.Summary` (summary.json), built from what an
-evaluation engine measured and what the run says about itself.
+evaluation measured and what the run says about itself.
 
 The keys and what each holds are the model's (:mod:`evaluator.result`, documented in
 docs/results-schema.md); here the sections are put together: the run's own sections
@@ -85,7 +85,7 @@ def build_summary(
         warmup=run.metadata.get("warmup"),
         machine=run.metadata.get("machine"),
         evaluation=Evaluation(
-            engine=result.engine,
+            engine="pandas",
             percentile_method=f"numpy.percentile method={stats.METHOD!r} on all values",
             from_ms=result.from_ms,
             outputs_of_unread_inputs=result.outputs_of_unread_inputs,

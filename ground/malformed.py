@@ -9,9 +9,9 @@ object of at most :data:`MAX_INPUT_BYTES` with every field of
 :data:`ground.contract.REQUIRED_FIELDS` and exactly one of speed and flow, no
 other field, each of its JSON type (a float field may be written as a JSON
 integer, as a reader with a schema accepts), none null or empty, and every
-number within its field's :data:`RANGES`. The parse stage and the Spark
-evaluation engine decide the same with one Spark expression built from the same
-tables, :func:`ground.malformed_spark.valid_input`.
+number within its field's :data:`RANGES`. The parse stage decides the same with
+one Spark expression built from the same tables,
+:func:`ground.malformed_spark.valid_input`.
 """
 
 import json

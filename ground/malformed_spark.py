@@ -1,12 +1,10 @@
 """Input validity (:mod:`ground.malformed`) as one Spark expression.
 
 The parse stage (:func:`pipelines.transforms.parse`) drops every input it finds
-invalid, and the Spark evaluation engine expects outputs from the valid inputs
-only, so both must decide alike: both call :func:`valid_input`. It is built from
-the same tables as :func:`ground.malformed.problems` (fields, their types,
-ranges), so it agrees with the pure-Python definition the publisher and the
-pandas evaluation use. Only those two Spark users import this module: the rest
-of ``ground`` loads without pyspark.
+invalid with :func:`valid_input`. It is built from the same tables as
+:func:`ground.malformed.problems` (fields, their types, ranges), so it agrees with
+the pure-Python definition the publisher and the evaluator use. Only the pipelines
+import this module: the rest of ``ground`` loads without pyspark.
 """
 
 from collections.abc import Callable

@@ -24,7 +24,6 @@ PUBLISHER: Final = "publisher.json"
 """What the publisher sent: per topic and second, send lag, delivery errors."""
 RESOURCES: Final = "resources.csv"
 """CPU, memory and JVM heap of every process of the run, and of the machine, per second."""
-RESOURCES_PLOT: Final = "resources.png"
 RUN: Final = "run.json"
 """What the evaluator needs to know about the run (topics, stage, period marks)."""
 CHECKPOINT: Final = "checkpoint"
@@ -58,15 +57,10 @@ LATENCY_HLOG: Final = "latencies.hlog"
 """The measured latencies as an HdrHistogram log, one interval histogram per broker second."""
 TIMESERIES: Final = "timeseries.csv"
 REPORT: Final = "report.md"
-TIMESERIES_PLOT: Final = "timeseries.png"
-LATENCY_HIST: Final = "latency_hist.png"
-LATENCY_CDF: Final = "latency_cdf.png"
 
 # a suite directory (results/<UTC time>-suite-<id>/)
 COMPARISON: Final = "comparison.json"
 COMPARISON_MD: Final = "comparison.md"
-COMPARE_INCREMENTS: Final = "compare_increments.png"
-COMPARE_DISTRIBUTIONS: Final = "compare_distributions.png"
 
 # a capacity search's directory (results/<UTC time>-capacity-<stage>-<id>/), which holds
 # one run directory per probe

@@ -42,9 +42,8 @@ PIPELINE_TUNING = _names(
 """``stagebench pipeline`` options that, left out, keep the config's default; the fields
 left out here have options of their own (``--stage``, ``--run-dir``, ``--conf``, …)."""
 
-EVALUATE_FIELDS = _names(EvaluatorConfig, "log_scale", "plots")
-"""``stagebench evaluate`` options (the two switches are ``--log-scale`` and
-``--no-plots``)."""
+EVALUATE_FIELDS = _names(EvaluatorConfig)
+"""``stagebench evaluate`` takes every evaluator setting."""
 
 
 def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:

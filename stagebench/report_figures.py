@@ -5,7 +5,7 @@ the per-second series, the quantile grid, resources.csv, comparison.json's rows,
 capacity.json) and returns a figure, so each can be checked without Kafka or a browser.
 Time runs in seconds from the start of the measured period (negative: the lead-in and
 warm-up), on the broker's clock for latency and throughput and on this machine's for
-resources, as in resources.png. A log axis cannot show 0 ms, the latency of a record
+resources. A log axis cannot show 0 ms, the latency of a record
 handled within the broker's millisecond: such values are drawn at :data:`FLOOR_MS`.
 """
 

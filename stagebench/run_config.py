@@ -87,11 +87,6 @@ def assemble(
         "evaluator",
     )
     check_combination(run, publisher, pipeline)
-    require(
-        evaluator.engine != "spark" or not stage(run.stage).updates,
-        f"the Spark evaluation engine does not evaluate {run.stage}, whose windows are "
-        "written at every update: use [evaluator] engine = pandas",
-    )
     return RoleConfigs(publisher, pipeline, evaluator)
 
 

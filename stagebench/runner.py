@@ -55,7 +55,6 @@ from stagebench.fault_injection import FaultInjector
 from stagebench.health import HealthMonitor
 from stagebench.metadata import machine, versions
 from stagebench.publisher_thread import PublisherThread
-from stagebench.resource_plot import plot_resources
 from stagebench.run_config import assemble, validate
 from stagebench.settings import RunConfig, Settings
 from stagebench.watch import OutputWatcher
@@ -391,11 +390,7 @@ class Run:
             ),
         )
         save_run(info, self.dir)
-        result = evaluate(self.bootstrap, info, self.config.evaluator, self.dir)
-        plot_resources(
-            self.dir, remote_broker=self.health.local_broker is None, cores=self.sampler.cores
-        )
-        return result
+        return evaluate(self.bootstrap, info, self.config.evaluator, self.dir)
 
     def _write(self, name: str, data: Any) -> None:
         (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from evaluator.compare import Comparison, compare
 from evaluator.comparison_table import to_markdown
-from evaluator.plots import comparison_plots
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
@@ -137,7 +136,6 @@ def run_suite(
         "pace_drift": comparison.pace_drift,
     }
     (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
-    images = comparison_plots(comparison, suite_dir)
     rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
     if warmed_up is not None:
         rounds_note += " " + describe_warm_up(warmed_up)
@@ -145,9 +143,10 @@ def run_suite(
         rounds_note += "\n\nFailed, so missing from the table: " + "; ".join(
             f"round {f['round']}, {f['stage']} ({f['impl']}): {f['error']}" for f in failed
         )
-    pictures = "\n".join(f"![{p.stem}]({p.name})" for p in images)
+    html = rundir.REPORT_HTML
     (suite_dir / rundir.COMPARISON_MD).write_text(
-        f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n{pictures}\n"
+        f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n"
+        f"Plots: in [{html}]({html}), beside this file.\n"
     )
     page = html_report.write(suite_dir)
     return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)

@@ -180,10 +180,8 @@ def spark():
 
 
 def _in_process_spark(item: pytest.Item) -> bool:
-    """Does the test run Spark in this process's JVM (the ``spark`` fixture, or the
-    evaluator's Spark engine called in-process)?"""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    return "spark" in getattr(item, "fixturenames", ()) or params.get("engine") == "spark"
+    """Does the test run Spark in this process's JVM (the ``spark`` fixture)?"""
+    return "spark" in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -17,7 +17,6 @@ from pathlib import Path
 from evaluator import ab
 from evaluator.compare import compare
 from evaluator.comparison_table import format_table, to_markdown
-from evaluator.plots import comparison_plots
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
@@ -51,9 +50,6 @@ def _ladder(args: argparse.Namespace) -> int:
         return 0
     text = to_markdown if args.markdown else format_table
     print(text(comparison))
-    if args.plots is not None:
-        for path in comparison_plots(comparison, args.plots, args.log_scale):
-            print(f"wrote {path}")
     return 0
 
 

@@ -18,6 +18,9 @@ from stagebench.options import EVALUATE_FIELDS
 
 log = logging.getLogger(__name__)
 
+REMOVED = frozenset({"plots", "log_scale", "engine"})
+"""Evaluator settings that older runs' config.json holds and the evaluator no longer has."""
+
 
 def run(args: argparse.Namespace) -> int:
     info = _run_info(args)
@@ -26,11 +29,8 @@ def run(args: argparse.Namespace) -> int:
         raise EvaluationError("no output directory: give RUN_DIR or --out")
     # the run's own settings, so that evaluating a run again gives the same numbers;
     # options given on the command line win
-    given = {name: getattr(args, name) for name in EVALUATE_FIELDS} | {
-        "log_scale": args.log_scale or None,
-        "plots": False if args.no_plots else None,
-    }
-    own = info.config.get("evaluator", {})
+    given = {name: getattr(args, name) for name in EVALUATE_FIELDS}
+    own = {k: v for k, v in info.config.get("evaluator", {}).items() if k not in REMOVED}
     values = {**own, **{k: v for k, v in given.items() if v is not None}}
     config = from_mapping(EvaluatorConfig, values, "evaluator")
     bootstrap = resolve(args.bootstrap)

@@ -49,13 +49,6 @@ def compare(sub: Subparsers) -> None:
     )
     flag(parser, "--json", "print JSON instead of text (default: text)")
     flag(parser, "--markdown", "print Markdown instead of text (default: text)")
-    parser.add_argument(
-        "--plots",
-        type=Path,
-        metavar="DIR",
-        help="stage table: also write the comparison plots into DIR (default: no plots)",
-    )
-    flag(parser, "--log-scale", "log-scale distributions (default: off)")
     flag(
         parser,
         "--allow-mixed",

@@ -91,8 +91,8 @@ def evaluate(sub: Subparsers) -> None:
         help="compute latencies of a run from broker timestamps",
         description="Read a run's output topic and input topics, compute per-output latency "
         "(output LogAppendTime minus the latest/earliest input LogAppendTime), completeness "
-        "and throughput, and write summary.json, latencies.parquet, timeseries.csv, plots and "
-        "report.md. Give a run directory (with run.json) or --output-topic and --stage.",
+        "and throughput, and write summary.json, latencies.parquet, timeseries.csv, report.md "
+        "and report.html. Give a run directory (with run.json) or --output-topic and --stage.",
     )
     parser.add_argument(
         "run_dir",
@@ -115,7 +115,5 @@ def evaluate(sub: Subparsers) -> None:
     for name in EVALUATE_FIELDS:
         own = f"the run's own (from run.json), else {default_text(EvaluatorConfig, name)}"
         add_field(parser, EvaluatorConfig, name, "--" + name.replace("_", "-"), shown=own)
-    flag(parser, "--log-scale", "log-scale latency plots (default: off)")
-    flag(parser, "--no-plots", "skip the PNG plots (default: draw them)")
     flag(parser, "--force", "overwrite an existing summary.json (default: refuse)")
     handler(parser, "evaluate:run")

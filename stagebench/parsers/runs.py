@@ -35,7 +35,7 @@ def suite(sub: Subparsers) -> None:
         description="Run each stage in turn with identical settings (but for the "
         "implementation or trigger an entry of --stages names), then compare them: "
         "p50/p95/p99 per stage and the increment each adds over the stage it builds on. "
-        "Writes results/<time>-suite-<id>/comparison.{json,md} and plots.",
+        "Writes results/<time>-suite-<id>/comparison.{json,md} and report.html.",
     )
     parser.add_argument(
         "--stages",

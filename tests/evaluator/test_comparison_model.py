@@ -50,8 +50,7 @@ def _printed(capsys, run_dirs=(), a_dirs=(), b_dirs=()) -> dict:
     """What ``stagebench compare --json --allow-mixed`` prints for these directories."""
     args = argparse.Namespace(
         baseline=None, max_regression=None, a_dirs=list(a_dirs), b_dirs=list(b_dirs),
-        run_dirs=list(run_dirs), allow_mixed=True, json=True, markdown=False, plots=None,
-        log_scale=False,
+        run_dirs=list(run_dirs), allow_mixed=True, json=True, markdown=False,
     )  # fmt: skip
     capsys.readouterr()
     assert command.run(args) == 0

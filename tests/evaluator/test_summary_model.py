@@ -8,7 +8,9 @@ steadiness' seconds are worth (``steady_state.effective_seconds`` and the warnin
 names it) was written into the golden file when it was added, and the steadiness
 (its figures, method and warning) again when the autocorrelation's reach was bounded
 by the series' length; likewise the recovery's level after each window (``settled``,
-its interval, offset and cause, the baseline's interval) when it was added.
+its interval, offset and cause, the baseline's interval) when it was added. The
+evaluator settings removed since (engine, log_scale, plots) were taken out of its
+``config``.
 """
 
 import dataclasses
@@ -70,22 +72,11 @@ def _no_inputs_read() -> dict:
     return _summary(run, EvaluatorConfig(), _outputs(inputs, [5] * 20), None)
 
 
-def _as_the_spark_engine_gives_it() -> dict:
-    inputs = _inputs([1000 * i for i in range(20)])
-    config = EvaluatorConfig(warmup_s=0)
-    pandas = measure(RUN, config, _outputs(inputs, [7] * 20), inputs)
-    result = dataclasses.replace(
-        pandas, engine="spark", confidence=None, latencies=None, outputs_of_unread_inputs=None
-    )
-    return {**build_summary(RUN, config, "b:1", result).as_dict(), "versions": "(this machine's)"}
-
-
 CASES = {
     "backlog_with_bursts": _backlog_with_bursts,
     "read_from_a_time": _read_from_a_time,
     "wrong_and_missing": _wrong_and_missing,
     "no_inputs_read": _no_inputs_read,
-    "as_the_spark_engine_gives_it": _as_the_spark_engine_gives_it,
 }
 
 

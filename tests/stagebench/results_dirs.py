@@ -181,7 +181,7 @@ def make_run(parent: Path, stage: str, run_id: str, fault: bool = False, seed: i
 
 def make_suite(results: Path, stages: list[str], repeat: int, monkeypatch) -> Path:
     """A suite directory written by the real suite flow (comparison.json, comparison.md,
-    plots, report.html) over made-up runs beside it, as a suite writes its runs."""
+    report.html) over made-up runs beside it, as a suite writes its runs."""
     made = []
 
     def execute(run, settings, console, application=None):

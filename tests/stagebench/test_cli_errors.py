@@ -165,3 +165,10 @@ def test_compare_refuses_a_summary_of_an_unknown_schema_version(tmp_path):
         "schema_version 1 only: read it with the stagebench that wrote it, or evaluate the "
         "run again"
     ]
+
+
+@pytest.mark.parametrize("option", ["--engine", "--no-plots", "--log-scale"])
+def test_the_evaluators_removed_options_are_named(tmp_path, option):
+    result = stagebench("evaluate", str(tmp_path), option)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"unrecognized arguments: {option}" in result.stderr

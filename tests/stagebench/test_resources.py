@@ -10,7 +10,6 @@ import psutil
 import pytest
 
 from stagebench import resources
-from stagebench.resource_plot import plot_resources
 from stagebench.resource_summary import (
     OUTSIDE_CORES_WARN,
     SATURATED_SHARE_WARN,
@@ -19,7 +18,7 @@ from stagebench.resource_summary import (
     run_summary,
     summarise,
 )
-from stagebench.resources import CSV_FIELDS, Group, ResourceSampler, write_csv
+from stagebench.resources import CSV_FIELDS, Group, ResourceSampler
 
 BUSY_LOOP = [sys.executable, "-c", "while True: pass"]
 
@@ -243,16 +242,3 @@ def test_children_that_start_and_end_between_rounds_count_for_their_group():
 def test_group_names_of_the_machine_rows_are_refused():
     with pytest.raises(ValueError, match="reserved"):
         ResourceSampler({"outside": lambda: []})
-
-
-def test_the_plot_draws_groups_machine_and_outside(tmp_path):
-    samples = []
-    for t in range(1000, 6000, 1000):
-        samples += [group_row(t, "engine", 100.0, heap=50.0), *machine_rows(t, 130.0, 30.0)]
-    write_csv(tmp_path / "resources.csv", samples)
-    (tmp_path / "timeseries.csv").write_text(
-        "second,input_count,output_count,latency_p50_ms,latency_p99_ms\n"
-        + "".join(f"{s},400,400,100,200\n" for s in range(1, 6))
-    )
-    path = plot_resources(tmp_path, remote_broker=True, cores=2)
-    assert path is not None and path.stat().st_size > 10_000
