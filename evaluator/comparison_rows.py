@@ -32,8 +32,8 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
     EvaluationError naming the file when summary.json is missing, not JSON, of another
     schema version (:func:`evaluator.summary_file.read_summary`) or without the keys that
     version has. Intervals are None where the summary has none (a summary of the
-    former Spark evaluator, a period too short for its sections), steadiness where it has no verdict, the pace
-    for a run not made by ``stagebench run``.
+    former Spark evaluator, a period too short for its sections), steadiness where it
+    has no verdict, the pace for a run not made by ``stagebench run``.
     """
     path = Path(run_dir) / rundir.SUMMARY
     if summary is None:
