@@ -31,16 +31,21 @@ Per window:
   recovered" would read as "never came back". The stretch from a second to the end of
   the search (the next window's start, or the end of the measured period) is settled
   when its span cut into :data:`~evaluator.config.SETTLE_WINDOWS` windows gives medians
-  that agree within ``tolerance``, the warm-up's settle rule
-  (:func:`evaluator.steady.settled_throughout`), and its first :data:`HOLD_S` seconds
+  that agree within ``threshold`` (the warm-up's settle rule,
+  :func:`evaluator.steady.settled_throughout`, at the recovery's own precision: a
+  level is told apart from the one before to ``threshold``, so it is resolved to that
+  too), and its first :data:`HOLD_S` seconds
   with outputs lie within ``threshold`` of its median; the first such second is where
   the latency settled, and the stretch's median, with its interval
   (:func:`evaluator.steady.level`), is the new **level**. Its **offset** from the
   baseline is level / baseline − 1, with the interval of a ratio (MOVER,
-  :func:`evaluator.significance.ratio_mover`) of the two medians' intervals. A level
-  within ``threshold`` of the baseline is the one before, and the time to it is then
-  the recovery's, so the two figures agree; otherwise the window ``settled`` at a new
-  level. ``settled`` is None when the search holds too few seconds with outputs to
+  :func:`evaluator.significance.ratio_mover`) of the two medians' intervals. The level
+  is a new one when the offset's interval lies wholly beyond ``threshold`` (the
+  latency shown to be elsewhere, recovered or not), or when the latency did not
+  recover and the offset is beyond ``threshold``; otherwise it is the one before when
+  the offset is within ``threshold``, else undetermined (recovered, and not shown to
+  be elsewhere). The time to a level that is not new is the recovery's, so the two
+  figures agree. ``settled`` is None when the search holds too few seconds with outputs to
   tell (fewer than ``SETTLE_WINDOWS × MIN_POINTS``), False when none of its stretches
   settles (the latency still climbs or falls).
 - **cause**: for a fault of one process (``Window.process``: the broker, the engine),
@@ -59,7 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.config import MIN_BASELINE_SECONDS, SETTLE_WINDOWS, STEADY_TOLERANCE
+from evaluator.config import MIN_BASELINE_SECONDS, SETTLE_WINDOWS
 from evaluator.number_format import format_estimate
 from evaluator.significance import ratio_mover
 from evaluator.steady import MIN_POINTS, level, settled_throughout
@@ -98,8 +103,8 @@ class Window:
 class Settled:
     """Where the latency settled after a window: ``after_s`` from the window's end, at the
     median ``p50_ms`` with its 95 % interval; ``offset`` = level / baseline − 1 with its
-    interval (None without a baseline); ``level`` "before" (within the threshold of the
-    baseline), "new", or None without a baseline."""
+    interval (None without a baseline); ``level`` "before", "new" or "undetermined" (see
+    the module), None without a baseline."""
 
     after_s: float
     p50_ms: float
@@ -166,7 +171,6 @@ def recoveries(
     windows: Sequence[Window],
     baseline_s: float,
     threshold: float,
-    tolerance: float = STEADY_TOLERANCE,
     until_ms: int | None = None,
     usage: pd.DataFrame | None = None,
 ) -> list[Recovery]:
@@ -208,7 +212,7 @@ def recoveries(
         first = _first(after & has_output)
         recovery_s = None if back is None else _since(begins[back], w.end_ms)
         stretch = has_output & searched & ((ends <= until_ms) if until_ms is not None else True)
-        settled, at = _settled_from(seconds, p50, stretch, threshold, tolerance)
+        settled, at = _settled_from(seconds, p50, stretch, threshold)
         found = None
         if at is not None:
             found = _level(
@@ -233,7 +237,7 @@ def recoveries(
 
 
 def _settled_from(
-    seconds: np.ndarray, p50: np.ndarray, stretch: np.ndarray, threshold: float, tolerance: float
+    seconds: np.ndarray, p50: np.ndarray, stretch: np.ndarray, threshold: float
 ) -> tuple[bool | None, int | None]:
     """(settled, index of the second it settled at): the first second of ``stretch``
     from which the rest of it is settled (see the module); (None, None) when the
@@ -243,7 +247,7 @@ def _settled_from(
         return None, None
     for k in range(candidates.size - SETTLE_WINDOWS * MIN_POINTS + 1):
         rest = candidates[k:]
-        if not settled_throughout(seconds[rest], p50[rest], tolerance):
+        if not settled_throughout(seconds[rest], p50[rest], threshold):
             continue
         median = float(np.median(p50[rest]))
         if np.all(np.abs(p50[rest[:HOLD_S]] - median) <= threshold * median):
@@ -260,17 +264,23 @@ def _level(
     baseline_ci: tuple[float, float] | None,
     threshold: float,
 ) -> Settled:
-    """The settled stretch's level and its offset from the baseline; the time to it is
-    the recovery's when it is the level before and the latency recovered."""
+    """The settled stretch's level, its offset from the baseline and which level it is
+    (see the module); the time to it is the recovery's when it is the level before and the
+    latency recovered."""
     found = level(seconds, p50)
     offset, offset_ci, kind = None, None, None
     if baseline is not None and baseline > 0:
         offset = round(found.median_ms / baseline - 1, 4)
-        kind = "before" if abs(offset) <= threshold else "new"
         if baseline_ci is not None:
             ratio = ratio_mover((found.median_ms, *found.ci95), (baseline, *baseline_ci))
             offset_ci = None if ratio is None else (round(ratio[1] - 1, 4), round(ratio[2] - 1, 4))
-    if kind == "before" and recovery_s is not None:
+        # beyond the threshold wholly (or, without an interval, at all), or not back at all
+        low, high = offset_ci or (offset, offset)
+        if low > threshold or high < -threshold or (recovery_s is None and abs(offset) > threshold):
+            kind = "new"
+        else:
+            kind = "before" if abs(offset) <= threshold else "undetermined"
+    if kind != "new" and recovery_s is not None:
         after_s = recovery_s
     return Settled(after_s, found.median_ms, found.ci95, offset, offset_ci, kind)
 
@@ -378,7 +388,6 @@ def section(
     measured_to_ms: int,
     baseline_s: float,
     threshold: float,
-    tolerance: float = STEADY_TOLERANCE,
     usage: pd.DataFrame | None = None,
 ) -> dict[str, Any] | None:
     """summary.json's ``recovery``: the windows starting in the measured period and their
@@ -392,16 +401,13 @@ def section(
         return None
     found = [
         r
-        for r in recoveries(
-            series, windows, baseline_s, threshold, tolerance, measured_to_ms, usage
-        )
+        for r in recoveries(series, windows, baseline_s, threshold, measured_to_ms, usage)
         if measured_from_ms <= r.window.start_ms <= measured_to_ms
     ]
     return {
         "baseline_window_s": baseline_s,
         "threshold": threshold,
         "hold_s": HOLD_S,
-        "settle_tolerance": tolerance,
         "settle_windows": SETTLE_WINDOWS,
         "windows": [r.as_dict() for r in found],
         "summary": summarise(found),
@@ -448,7 +454,9 @@ def settled_text(window: dict[str, Any]) -> str | None:
     bounds = window["offset_ci95"]
     interval = f" [{_percent(bounds[0], '')}–{_percent(bounds[1])}]" if bounds else ""
     where = " the level before," if window["level"] == "before" else ""
-    return f"{text} at{where} {_percent(window['offset'])}{interval} of the p50 before ({level})"
+    doubt = ", not shown to differ from it" if window["level"] == "undetermined" else ""
+    offset = _percent(window["offset"])
+    return f"{text} at{where} {offset}{interval} of the p50 before ({level}){doubt}"
 
 
 def level_text(window: dict[str, Any]) -> str:
@@ -461,7 +469,9 @@ def level_text(window: dict[str, Any]) -> str:
         return text
     bounds = window["offset_ci95"]
     interval = f" [{_percent(bounds[0], '')}–{_percent(bounds[1])}]" if bounds else ""
-    kind = "the level before" if window["level"] == "before" else "new level"
+    kind = {"before": "the level before", "new": "new level"}.get(
+        window["level"], "not shown to differ from before"
+    )
     return f"{text}, {_percent(window['offset'])}{interval}: {kind}"
 
 

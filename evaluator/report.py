@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from evaluator import hdrlog
 from evaluator.caveats import seconds_worth
-from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE
+from evaluator.config import SETTLE_WINDOWS
 from evaluator.number_format import format_exact
 from evaluator.recovery import cause_text, level_text
 from evaluator.stats import STAT_KEYS
@@ -291,7 +291,7 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
         "times from the window's end to the start of a second of the per-second series "
         "(broker clock), so to within a second. Settled: from that second on to the end of "
         f"the search, the medians of {recovery.get('settle_windows', SETTLE_WINDOWS)} windows "
-        f"agree within {recovery.get('settle_tolerance', STEADY_TOLERANCE):.0%}, at the level "
+        f"agree within {recovery['threshold']:.0%}, at the level "
         "shown (95 % interval) and its offset from the p50 before; at the level before, the "
         "time is the recovery's.",
         "",

@@ -313,7 +313,7 @@ class Summary:
     )
     recovery: Section | None = field(
         metadata=key_doc(
-            "baseline_window_s, threshold, hold_s, settle_tolerance, settle_windows, "
+            "baseline_window_s, threshold, hold_s, settle_windows, "
             "windows[], summary: after each disturbance (periodic burst: each burst; a fault's "
             "window) that starts in the measured period (evaluator.recovery.section); null "
             "without any. windows[]: kind, start_ms, end_ms (broker time), process (the "
@@ -328,8 +328,10 @@ class Summary:
             "(from the window's end to that level; the recovery_s when it is the level before), "
             "settled_p50_ms and settled_p50_ci95 (the level: median per-second p50 from then "
             "to the end of the search, 95 % interval), offset and offset_ci95 (level / "
-            "baseline − 1), level (before: within threshold of the baseline; new; null "
-            "without a baseline), cause (a fault's process: cpu_percent and gc_ms_per_s "
+            "baseline − 1), level (new: the offset's interval wholly beyond threshold, or "
+            "not recovered and the offset beyond it; before: the offset within it; else "
+            "undetermined; null without a baseline), cause (a fault's process: cpu_percent "
+            "and gc_ms_per_s "
             "[before, after], the means over the baseline's seconds and the settled level's; "
             "null for a burst or without samples). summary: windows, recovered, "
             "not_recovered, no_baseline, recovery_s_median, recovery_s_max, peak_ms_median, "

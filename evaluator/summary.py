@@ -55,8 +55,7 @@ def build_summary(
         period.hi,
         config.recovery_baseline_s,
         config.recovery_threshold,
-        config.steady_tolerance,
-        usage,
+        usage=usage,
     )
     own += recovery.warnings(after)
     for text in own:

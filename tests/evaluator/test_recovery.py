@@ -1,5 +1,7 @@
 """Recovery after disturbance windows, on hand-made per-second series with known answers."""
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,6 +9,7 @@ import pytest
 from evaluator.recovery import (
     Window,
     cause_text,
+    level_text,
     recoveries,
     section,
     settled_text,
@@ -247,12 +250,16 @@ def test_a_step_to_a_new_level_is_reported_as_settled_there_with_its_offset():
     rng = np.random.default_rng(7)
     offset = NEW / BASELINE - 1
     found = [settle(restart(NEW, rng)) for _ in range(200)]
-    # settled at the new level, from the plateau's first second (2 s after the outage) in
-    # nearly all; some were within 20 % of before for 3 s in a row by chance ("recovered")
-    assert all(
-        r.settled is True and r.steady_level and r.steady_level.level == "new" for r in found
-    )
-    starts = np.array([r.steady_level.after_s for r in found if r.steady_level])
+    # settled at a new level from the plateau's first second (2 s after the outage) in
+    # nearly all; a few were within 20 % of before for 3 s in a row by chance
+    # ("recovered") with an offset's interval that reached below 20 %: undetermined, and
+    # the time to them the recovery's
+    assert all(r.settled is True and r.steady_level for r in found)
+    kinds = Counter(r.steady_level.level for r in found if r.steady_level)
+    assert kinds["new"] >= 190 and kinds["new"] + kinds["undetermined"] == 200
+    undetermined = [r for r in found if r.steady_level and r.steady_level.level != "new"]
+    assert all(r.steady_level.after_s == r.recovery_s for r in undetermined if r.steady_level)
+    starts = np.array([r.steady_level.after_s for r in found if r not in undetermined])
     assert np.mean(starts == 2) >= 0.95 and starts.max() <= 5
     # the offset's 95 % interval holds the true +32 % as often as it claims
     covered = [
@@ -272,7 +279,7 @@ def test_a_return_to_the_level_before_gives_the_recovery_time_for_both():
 
 
 def test_a_latency_still_climbing_has_not_settled():
-    climbing = [*[BASELINE] * 20, *[None] * OUTAGE, *np.linspace(400, 4_000, 60)]
+    climbing = [*[BASELINE] * 20, *[None] * OUTAGE, *np.geomspace(400, 40_000, 60)]
     found = settle(climbing)
     assert found.recovered is False and found.settled is False and found.steady_level is None
     got = section(series(climbing), [FAULT], at(0), at(100), 20.0, 0.2)
@@ -334,3 +341,18 @@ def test_the_cause_compares_the_restarted_process_before_and_after():
     # a burst names no process: no cause
     (burst_found,) = recoveries(series(p50), [burst(20, 37)], 20.0, 0.2, usage=usage)
     assert burst_found.cause is None
+
+
+def test_a_level_not_shown_to_differ_says_so():
+    window = {"kind": "engine-restart", "settled": True, "settled_s": 41.569,
+              "settled_p50_ms": 342.0, "settled_p50_ci95": [264.0, 430.0], "offset": 0.36,
+              "offset_ci95": [-0.01, 0.88], "level": "undetermined"}  # fmt: skip
+    assert settled_text(window) == (
+        "settled 41.569 s after the engine-restart at +36 % [−1–+88 %] of the p50 before "
+        "(342 ms), not shown to differ from it"
+    )
+    assert (
+        level_text(window) == "342 ms [264–430], +36 % [−1–+88 %]: not shown to differ from before"
+    )
+    assert level_text({**window, "settled": False}) == "not settled"
+    assert level_text({**window, "settled": None}) == "-"
