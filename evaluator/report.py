@@ -289,10 +289,10 @@ def _recovery(recovery: dict[str, Any], measured_from_ms: int) -> list[str]:
         f"Recovered: per-second p50 back within {recovery['threshold']:.0%} of its median over "
         f"the {recovery['baseline_window_s']:g} s before the window, for {recovery['hold_s']} s; "
         "times from the window's end to the start of a second of the per-second series "
-        "(broker clock), so to within a second. Settled: from that second on to the end of "
-        f"the search, the medians of {recovery.get('settle_windows', SETTLE_WINDOWS)} windows "
-        f"agree within {recovery['threshold']:.0%}, at the level "
-        "shown (95 % interval) and its offset from the p50 before; at the level before, the "
+        "(broker clock), so to within a second. Settled: the first second from which, to the "
+        f"end of the search, the medians of {recovery.get('settle_windows', SETTLE_WINDOWS)} "
+        f"windows agree within {recovery['threshold']:.0%}, at the level shown (95 % "
+        "interval) and its offset from the p50 before; for a level not shown to be new, the "
         "time is the recovery's.",
         "",
         "| kind | starts (s into the measured period) | length (s) | baseline p50 (ms) "
