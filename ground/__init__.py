@@ -2,13 +2,13 @@
 
 - :mod:`ground.contract` names every field of the input and output messages;
 - :mod:`ground.malformed` says what a valid input is, and what kind of malformed one is not;
-- :mod:`ground.stages` is the stage table (order, statefulness, implementations,
+- :mod:`ground.stages` is the stage table (order, statefulness, windows, updates,
   output identity);
 - :mod:`ground.rundir` names every file of a run directory;
 - :mod:`ground.errors` and :mod:`ground.config`: one root exception, typed configs;
 - :mod:`ground.kafka`: which Kafka, the embedded broker, one-clock topics, the broker clock;
 - :mod:`ground.jvm`: Java discovery, Ivy and the Spark session with the Kafka connector.
 
-``publisher``, ``pipelines`` and ``evaluator`` import only this package; the
+``publisher``, ``engines`` and ``evaluator`` import only this package; the
 bench (``stagebench``) composes all of them (docs/method.md explains the method).
 """

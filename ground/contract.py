@@ -1,7 +1,7 @@
-"""The message contracts between publisher, pipelines and evaluator.
+"""The message contracts between publisher, engines and evaluator.
 
 This is the only place that names message fields. The publisher writes input
-messages, the pipelines parse them and write output messages, the evaluator
+messages, the engines parse them and write output messages, the evaluator
 reads those; all three import the names from here.
 
 Input message (topics ``speed`` and ``flow``, key = location id, value = compact
@@ -25,8 +25,8 @@ fields plus :data:`INPUT_TS_LATEST`, :data:`INPUT_TS_EARLIEST` (broker
 LogAppendTime of the latest/earliest input it was computed from, epoch ms),
 :data:`INPUT_COUNT` and :data:`RUN_ID`.
 
-Every scalar field has one logical type, in :data:`FIELD_TYPES`: the pipelines
-derive their Spark types from it (:mod:`pipelines.schema`), the evaluator its
+Every scalar field has one logical type, in :data:`FIELD_TYPES`: the engines
+derive their Spark types from it (:mod:`engines.spark.schema`), the evaluator its
 Arrow types (:mod:`evaluator.output_fields`), :mod:`ground.malformed` the JSON type an
 input field must have.
 """

@@ -1,10 +1,10 @@
 """Input validity (:mod:`ground.malformed`) as one Spark expression.
 
-The parse stage (:func:`pipelines.transforms.parse`) drops every input it finds
+The parse stage (:func:`engines.spark.transforms.parse`) drops every input it finds
 invalid with :func:`valid_input`. It is built from the same tables as
 :func:`ground.malformed.problems` (fields, their types, ranges), so it agrees with
-the pure-Python definition the publisher and the evaluator use. Only the pipelines
-import this module: the rest of ``ground`` loads without pyspark.
+the pure-Python definition the publisher and the evaluator use. Only the Spark engine
+imports this module: the rest of ``ground`` loads without pyspark.
 """
 
 from collections.abc import Callable

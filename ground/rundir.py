@@ -38,7 +38,7 @@ READY: Final = "pipeline.ready"
 PROGRESS: Final = "engine_progress.jsonl"
 """Spark's StreamingQueryListener events, one JSON object a line."""
 STOPPED: Final = "pipeline.stopped"
-"""Created by a shared application (:mod:`pipelines.server`) once it has stopped the
+"""Created by a shared application (:mod:`engines.spark.server`) once it has stopped the
 run's query."""
 FAILED: Final = "pipeline.failed"
 """The error of a run's query that failed in a shared application."""

@@ -3,23 +3,20 @@
 The ladder is cumulative (docs/method.md#stages): a run executes the pipeline up
 to and including one stage (the stages it builds on, :func:`chain`), and comparing
 runs stage by stage gives the latency each operation adds. Its first rung, the
-floor, is no Spark stage: a minimal Kafka consume→produce loop whose latency every
-Spark stage pays too. A variant computes a stage's outputs by another plan
+floor, is no engine's stage: a minimal Kafka consume→produce loop whose latency every
+engine's stage pays too. A variant computes a stage's outputs by another plan
 (tumbling-union: the tumbling window without the join) and branches off the line
-where its plan does. The
-pipelines build the ladder, the evaluator checks the outputs, the bench
-validates combinations: each asks this table instead of keeping its own list.
+where its plan does. The table says what a stage means, not who runs it: each engine
+says which stages it runs and how (:mod:`engines.base`). The engines build the
+ladder, the evaluator checks the outputs, the bench validates combinations: each
+asks this table instead of keeping its own list.
 """
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from ground import contract as c
 from ground.errors import ConfigError
-
-Impl = Literal["builtin", "custom"]
-IMPLS: Final[tuple[Impl, ...]] = ("builtin", "custom")
-"""Spark's own operators, or transformWithStateInPandas state and timers (windows only)."""
 
 
 @dataclass(frozen=True)
@@ -27,73 +24,54 @@ class Stage:
     name: str
     does: str
     """One line for help texts and reports."""
-    spark: bool
-    """Runs on Spark. The floor is a plain Kafka consume→produce loop: the round trip
-    every Spark stage pays on top of its own work."""
     raw: bool
     """Writes every input record back unchanged, malformed ones included (the output
     embeds the input value)."""
     stateful: bool
-    """Keeps state across micro-batches (the join and the windows)."""
+    """Keeps state across inputs (the join and the windows)."""
     window: bool
     """Emits one output per location and event-time window (tumbling, sliding)."""
-    custom: bool
-    """Has a custom implementation (``impl = "custom"``) besides Spark's operators."""
-    real_time: bool
-    """Spark 4.3's real-time mode can run it. It runs no stream-stream join, so no
-    stage that builds on the join."""
     identity: tuple[str, ...]
     """Output fields that make two outputs the same output (duplicates) and match an
     output to the one its inputs imply (completeness)."""
     builds_on: str | None
     """The stage whose output this one transforms, and whose latency its increment is
-    taken over (ingest: the floor, the round trip it pays too); a Spark run executes
-    the Spark stages of this chain."""
+    taken over (ingest: the floor, the round trip it pays too); a run executes the
+    chain's stages its engine runs."""
     updates: bool = False
-    """Writes a window again each time an input changes it (Spark's update mode), so
+    """Writes a window again each time an input changes it (an update mode), so
     an output is a window's first update, a partial one or its complete one; the
     others emit a window once, when the watermark closes it."""
     variant_of: str | None = None
     """The stage whose outputs it computes by another plan; a suite runs it only when
     asked (``--stages``)."""
 
-    @property
-    def impls(self) -> tuple[Impl, ...]:
-        return IMPLS if self.custom else ("builtin",)
-
 
 _RECORD_ID = (c.SOURCE_TOPIC, c.SOURCE_PARTITION, c.SOURCE_OFFSET)
 _WINDOW_ID = (c.LOCATION_ID, c.WINDOW_START)
 
 LADDER: Final[tuple[Stage, ...]] = (
-    Stage("floor", "copy every record with a minimal Kafka consumer and producer (no Spark)",
-          spark=False, raw=True, stateful=False, window=False, custom=False, real_time=False,
-          identity=_RECORD_ID, builds_on=None),
+    Stage("floor", "copy every record with a minimal Kafka consumer and producer (no engine)",
+          raw=True, stateful=False, window=False, identity=_RECORD_ID, builds_on=None),
     Stage("ingest", "read the speed and flow topics, write every record back unchanged",
-          spark=True, raw=True, stateful=False, window=False, custom=False, real_time=True,
-          identity=_RECORD_ID, builds_on="floor"),
+          raw=True, stateful=False, window=False, identity=_RECORD_ID, builds_on="floor"),
     Stage("parse", "parse the JSON values into typed columns",
-          spark=True, raw=False, stateful=False, window=False, custom=False, real_time=True,
-          identity=_RECORD_ID, builds_on="ingest"),
+          raw=False, stateful=False, window=False, identity=_RECORD_ID, builds_on="ingest"),
     Stage("join", "inner join of speed and flow of one location, lane and minute",
-          spark=True, raw=False, stateful=True, window=False, custom=False, real_time=False,
+          raw=False, stateful=True, window=False,
           identity=(c.LOCATION_ID, c.LANE, c.OBSERVATION_TS), builds_on="parse"),
     Stage("tumbling", "1 s tumbling window per location: flow sum, mean speed, lanes",
-          spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
-          identity=_WINDOW_ID, builds_on="join"),
+          raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="join"),
     Stage("tumbling-union", "the tumbling window aggregated over the union of speed and "
           "flow, without the join, written at every update (real-time mode can run it)",
-          spark=True, raw=False, stateful=True, window=True, custom=False, real_time=True,
-          identity=_WINDOW_ID, builds_on="parse", updates=True, variant_of="tumbling"),
+          raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="parse",
+          updates=True, variant_of="tumbling"),
     Stage("sliding", "sliding window over the tumbling output: relative changes",
-          spark=True, raw=False, stateful=True, window=True, custom=True, real_time=False,
-          identity=_WINDOW_ID, builds_on="tumbling"),
+          raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="tumbling"),
 )  # fmt: skip
 
 STAGES: Final[tuple[str, ...]] = tuple(s.name for s in LADDER)
 """Stage names in ladder order."""
-SPARK_STAGES: Final[tuple[str, ...]] = tuple(s.name for s in LADDER if s.spark)
-"""The stages of the Spark pipeline, in order."""
 MAIN_LINE: Final[tuple[str, ...]] = tuple(s.name for s in LADDER if s.variant_of is None)
 """The ladder without its variants: what a suite runs by default."""
 
@@ -123,12 +101,3 @@ def chain(name: str) -> tuple[Stage, ...]:
         steps.append(stage(current))
         current = steps[-1].builds_on
     return tuple(reversed(steps))
-
-
-def check_impl(name: str, impl: str) -> None:
-    """ConfigError unless ``stage(name)`` has the implementation ``impl``."""
-    if impl not in IMPLS:
-        raise ConfigError(f"impl must be one of {', '.join(IMPLS)}, got {impl!r}")
-    if impl not in stage(name).impls:
-        custom = [s.name for s in LADDER if s.custom]
-        raise ConfigError(f"impl {impl!r} exists only for {custom}, not for stage {name!r}")

@@ -1,5 +1,5 @@
 """The Spark application a suite's runs or a capacity search's probes share
-(:mod:`pipelines.server`): its process, its commands, its health and its age.
+(:mod:`engines.spark.server`): its process, its commands, its health and its age.
 
 Its process is started like a run's job (its own process group, standard input a pipe
 from the bench), and it stops when that pipe closes: when the suite or search ends or
@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engines.config import PipelineConfig
 from ground import rundir
 from ground.errors import SparkError
-from pipelines.config import PipelineConfig
 
 POLL_S = 0.5
 
 
 class Application:
-    """One ``pipelines.server`` process, started with one configuration's settings."""
+    """One ``engines.spark.server`` process, started with one configuration's settings."""
 
     def __init__(self, app_dir: Path, config: PipelineConfig):
         self.dir = app_dir
@@ -56,7 +56,7 @@ class Application:
         """Start the application and wait until its Spark session runs."""
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / rundir.APPLICATION_CONF).write_text(json.dumps(self.conf, indent=2) + "\n")
-        cmd = [sys.executable, "-m", "pipelines.server", "--app-dir", str(self.dir)]
+        cmd = [sys.executable, "-m", "engines.spark.server", "--app-dir", str(self.dir)]
         with open(self.dir / rundir.APPLICATION_LOG, "ab") as out:
             self.proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,

@@ -1,9 +1,9 @@
-"""The Spark job's process: its configuration hand-off, start, readiness, health, drain, stop.
+"""A run's job process: its configuration hand-off, start, readiness, health, drain, stop.
 
 The bench writes the job's :class:`PipelineConfig` to ``pipeline.json`` in the
-run directory and starts ``python -m pipelines.job --config …`` (the floor:
-``pipelines.floor``) in its own process group (so Ctrl-C reaches the runner,
-which stops the job in order).
+run directory and starts the job module of the stage's engine (``python -m
+engines.spark.job --config …``; :mod:`engines.base`) in its own process group (so
+Ctrl-C reaches the runner, which stops the job in order).
 The job's standard input is a pipe from the runner: when the runner dies, even
 by SIGKILL, the pipe closes and the job stops itself (``--parent-watch``).
 In a suite or a capacity search, a Spark run's query runs instead in their shared
@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engines.config import PipelineConfig
+from engines.registry import engine_for
 from ground import rundir
 from ground.config import as_dict
 from ground.errors import ConfigError, SparkError
-from ground.stages import stage
-from pipelines.config import PipelineConfig
 from stagebench.application import Application, last_error
 
 POLL_S = 0.5
@@ -118,7 +118,7 @@ class Engine:
             on_started()
 
     def _spawn(self, config_file: Path, resume: bool) -> None:
-        module = "pipelines.job" if stage(self.config.stage).spark else "pipelines.floor"
+        module = engine_for(self.config.stage).job
         cmd = [sys.executable, "-m", module, "--config", str(config_file),
                "--run-dir", str(self.dir), "--parent-watch",
                *(["--resume"] if resume else [])]  # fmt: skip

@@ -11,8 +11,8 @@ import argparse
 import dataclasses
 from typing import Any
 
+from engines.config import PipelineConfig
 from evaluator.config import EvaluatorConfig
-from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from stagebench.settings import RunConfig
 

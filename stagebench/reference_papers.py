@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from engines.base import IMPLS
 from evaluator.comparison_result import ComparisonRow
 from evaluator.number_format import format_estimate, format_exact, format_ms
-from ground.stages import IMPLS, STAGES
+from ground.stages import STAGES
 from stagebench.reference_data import relative
 
 SOURCES = Path("docs") / "method.md"

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.config import PipelineConfig
 from evaluator.config import EvaluatorConfig
 from ground import rundir
 from ground.config import as_dict, from_mapping, require
 from ground.kafka.naming import RunTopics
 from ground.stages import stage
-from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from publisher.workload import workload
 from stagebench.settings import RunConfig, Settings

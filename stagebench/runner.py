@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engines.registry import engine_for
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
@@ -43,7 +44,6 @@ from ground.kafka import KAFKA_VERSION
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
-from ground.stages import stage
 from publisher.workload import workload
 from stagebench import faults, html_report, pace, resource_summary, resources
 from stagebench.app_warmup import Warmth
@@ -263,7 +263,7 @@ class Run:
             )
 
     def _start_pipeline(self) -> None:
-        if stage(self.run.stage).spark:
+        if engine_for(self.run.stage).name == "spark":
             self.console.step(f"starting the Spark job (master {self.config.pipeline.master})")
         else:
             self.console.step("starting the floor: a plain Kafka consume→produce loop")

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.base import IMPLS, Impl
+from engines.config import PipelineConfig
+from engines.registry import engine_for
 from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
 from ground.config import require
 from ground.errors import ConfigError
-from ground.stages import IMPLS, STAGES, Impl, stage
-from pipelines.config import PipelineConfig
+from ground.stages import STAGES, stage
 from publisher.config import PublisherConfig
 from publisher.workload import NAMES, workload
 from stagebench.faults import ENGINE_FAULTS, FAULTS
@@ -246,7 +248,7 @@ class RunConfig:
     def shortest_warmup_s(self) -> float:
         """The auto warm-up's shortest: ``warmup_min_s`` capped by ``warmup_max_s``; none for
         the floor, which runs no JVM (nothing of it compiles late)."""
-        return min(self.warmup_min_s, self.warmup_max_s) if stage(self.stage).spark else 0.0
+        return min(self.warmup_min_s, self.warmup_max_s) if engine_for(self.stage).warms_up else 0.0
 
     def __post_init__(self) -> None:
         stage(self.stage)  # each raises ConfigError naming what is known
@@ -294,8 +296,10 @@ class RunConfig:
         )
         require(self.fault_down_s > 0, "fault_down_s must be > 0")
         require(
-            self.fault not in ENGINE_FAULTS or stage(self.stage).spark,
-            f"{self.fault} needs a Spark job; the floor is a plain Kafka loop",
+            self.fault not in ENGINE_FAULTS or self.fault in engine_for(self.stage).faults,
+            f"{self.fault} is a fault of an engine's job, and {engine_for(self.stage).title} "
+            f"takes none of that kind (it takes: "
+            f"{', '.join(engine_for(self.stage).faults) or 'none'})",
         )
         require(
             self.fault != "worker-loss" or self.master.startswith("spark://"),

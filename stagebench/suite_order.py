@@ -12,6 +12,7 @@ random order, come when it has run for minutes.
 import random
 from dataclasses import dataclass
 
+from engines.registry import engine_for
 from ground.stages import deepest_first, stage
 
 FIXED_ORDER = (
@@ -92,7 +93,7 @@ def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
     def key(item: tuple[str, str]) -> tuple[int, int, int]:
         s = stage(split_trigger(item[0])[0])
-        group = 0 if s.window else 1 if not s.spark else 2 if s.stateful else 3
+        group = 0 if s.window else 1 if not engine_for(s.name).warms_up else 2 if s.stateful else 3
         return group, *deepest_first(s.name)
 
     return sorted(stages, key=key)

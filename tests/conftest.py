@@ -85,8 +85,8 @@ def kafka_cluster(tmp_path_factory):
 
 
 STARTED_BY_STAGEBENCH = (
-    "pipelines.job",
-    "pipelines.floor",
+    "engines.spark.job",
+    "engines.floor.loop",
     "stagebench",
     "kafka.Kafka",
     "org.apache.spark.",

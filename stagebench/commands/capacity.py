@@ -7,11 +7,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from engines.registry import engine_for, stages_of
 from ground import rundir
 from ground.config import from_mapping
 from ground.errors import ConfigError, SparkError
 from ground.kafka.naming import new_run_id
-from ground.stages import SPARK_STAGES, stage
 from stagebench import html_report
 from stagebench.app_warmup import shared_application
 from stagebench.application import Application
@@ -36,9 +36,10 @@ from stagebench.settings import RunConfig, Settings, load
 
 def run(args) -> int:
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
-    unknown = [s for s in stages if s not in SPARK_STAGES]
+    known = stages_of("spark")
+    unknown = [s for s in stages if s not in known]
     if unknown or not stages:
-        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(SPARK_STAGES)})")
+        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(known)})")
     check_settings(args.start, args.max, args.precision, args.growth)
     try:
         budget_s = parse_budget(args.budget) if args.budget else None
@@ -64,7 +65,7 @@ def run(args) -> int:
     results: list[CapacityResult] = []
     failed = False
     for name in stages:
-        impl = base.impl if stage(name).custom else "builtin"
+        impl = base.impl if base.impl in engine_for(name).impls(name) else "builtin"
         for attempt in range(args.repeat):
             result = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
             results.append(result)

@@ -1,4 +1,4 @@
-"""``stagebench pipeline``: run the Spark pipeline up to and including a stage, in this process.
+"""``stagebench pipeline``: run a stage's job (its engine's pipeline up to that stage) here.
 
 The options become a :class:`PipelineConfig`, written to ``RUN_DIR/pipeline.json``
 as a run would write it; the job then reads it like any other.
@@ -9,11 +9,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from engines import process, registry
+from engines.config import PipelineConfig
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.kafka.resolve import resolve
-from pipelines import job, process
-from pipelines.config import PipelineConfig
 from stagebench.engine import write_pipeline_config
 from stagebench.options import PIPELINE_TUNING
 
@@ -58,4 +58,5 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, args.bootstrap or "unresolved")
     config = dataclasses.replace(config, bootstrap=resolve(args.bootstrap))
     write_pipeline_config(args.run_dir, config)
-    return job.run(config, args.run_dir, args.max_seconds, process.stop_event())
+    job = registry.job(registry.engine_for(config.stage))
+    return job(config, args.run_dir, args.max_seconds, process.stop_event(), False)

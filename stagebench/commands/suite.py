@@ -4,11 +4,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from engines.config import TRIGGERS
+from engines.registry import engine_for
 from evaluator.comparison_table import format_table
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from ground.stages import STAGES, check_impl, stage
-from pipelines.config import TRIGGERS
+from ground.stages import STAGES
 from stagebench.console import Console
 from stagebench.faults import ENGINE_FAULTS
 from stagebench.history_index import record_or_warn
@@ -36,10 +37,11 @@ def entries(text: str, default_impl: str) -> list[tuple[str, str]]:
             raise ConfigError(
                 f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
             )
-        if trigger == "real-time" and not stage(name).real_time:
-            raise ConfigError(f"{entry}: Spark's real-time mode cannot run stage {name!r}")
-        impl = impl or (default_impl if stage(name).custom else "builtin")
-        check_impl(name, impl)
+        engine = engine_for(name)
+        if trigger is not None and trigger not in engine.triggers(name):
+            raise ConfigError(f"{entry}: {engine.title}'s {trigger} mode cannot run stage {name!r}")
+        impl = impl or (default_impl if default_impl in engine.impls(name) else "builtin")
+        engine.check(name, impl)
         out.append((name + (f"@{trigger}" if trigger else ""), impl))
     if not out:
         raise ConfigError(f"no stage given (stages: {', '.join(STAGES)})")
@@ -53,8 +55,8 @@ def run(args) -> int:
     base = from_mapping(RunConfig, settings.section("run"), "run")
     stages_impl = entries(args.stages, base.impl)
     if not args.no_floor and "floor" not in (s for s, _ in stages_impl):
-        if base.fault in ENGINE_FAULTS:  # the floor is no Spark job: nothing to restart
-            print(f"the floor is left out: {base.fault} needs a Spark job", file=sys.stderr)
+        if base.fault in ENGINE_FAULTS and base.fault not in engine_for("floor").faults:
+            print(f"the floor is left out: it cannot take {base.fault}", file=sys.stderr)
         else:  # so that ingest's increment is measured over Kafka's own; no Spark job,
             # so never in real-time mode, whatever [pipeline] trigger the others take
             real_time = settings.section("pipeline").get("trigger") == "real-time"

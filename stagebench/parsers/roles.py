@@ -6,9 +6,10 @@ the options here are what a run would otherwise decide: topics, directories, Kaf
 
 from pathlib import Path
 
+from engines.config import PipelineConfig
+from engines.registry import stages_of
 from evaluator.config import EvaluatorConfig
-from ground.stages import SPARK_STAGES, STAGES
-from pipelines.config import PipelineConfig
+from ground.stages import STAGES
 from publisher.config import PublisherConfig
 from stagebench.options import EVALUATE_FIELDS, PIPELINE_BASICS, PIPELINE_TUNING, PUBLISH_FIELDS
 from stagebench.parsers.fields import add_field, default_text
@@ -44,11 +45,11 @@ def pipeline(sub: Subparsers) -> None:
         description="Run the Spark pipeline up to and including STAGE, reading the speed and "
         "flow topics and writing the stage's outputs (JSON with input broker timestamps) to "
         "the output topic. Writes RUN_DIR/pipeline.json, the configuration the job reads "
-        "(spark-submit pipelines/job.py --config RUN_DIR/pipeline.json runs the same job). "
+        "(spark-submit engines/spark/job.py --config RUN_DIR/pipeline.json runs the same job). "
         "Stops on SIGTERM/SIGINT or after --max-seconds.",
     )
     parser.add_argument(
-        "--stage", required=True, choices=SPARK_STAGES, help="last stage (required)"
+        "--stage", required=True, choices=stages_of("spark"), help="last stage (required)"
     )
     parser.add_argument("--output-topic", required=True, help="output topic (required)")
     parser.add_argument(

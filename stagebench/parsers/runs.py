@@ -1,7 +1,8 @@
 """The parsers of the commands that run the whole chain: run, suite, capacity, and config
 show, which prints the settings they would use."""
 
-from ground.stages import MAIN_LINE, SPARK_STAGES, STAGES
+from engines.registry import stages_of
+from ground.stages import MAIN_LINE, STAGES
 from stagebench.options import APPLICATION_FIELDS
 from stagebench.parsers.fields import add_field
 from stagebench.parsers.shared import Subparsers, add_run_arguments, flag, handler
@@ -118,7 +119,7 @@ def capacity(sub: Subparsers) -> None:
         description=CAPACITY,
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stage", choices=SPARK_STAGES, help="the stage to measure")
+    which.add_argument("--stage", choices=stages_of("spark"), help="the stage to measure")
     which.add_argument("--stages", help="comma-separated stages: one table of capacities")
     for option, dest, kind, default, metavar, text in SEARCH:
         parser.add_argument(

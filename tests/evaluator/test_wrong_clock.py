@@ -1,6 +1,6 @@
 """A pipeline that carries the wrong clock is caught, and its latency is still measured right.
 
-Each variant here is a real stage of :mod:`pipelines.transforms` with one change:
+Each variant here is a real stage of :mod:`engines.spark.transforms` with one change:
 the input timestamps it writes into its outputs come from another clock than
 the broker's: the driver's (``current_timestamp``, what a pipeline carrying
 processing time writes) or the observation time (event time). It runs as a
@@ -18,17 +18,17 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from pyspark.sql import functions as F
 
+from engines.config import PipelineConfig
+from engines.spark import transforms
+from engines.spark.sink import kafka_writer
+from engines.spark.source import read_inputs
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo
 from ground import contract as s
 from ground.kafka.topics import create_topics
-from pipelines import transforms
-from pipelines.config import PipelineConfig
-from pipelines.sink import kafka_writer
-from pipelines.source import read_inputs
-from tests.pipelines.test_job_kafka import read_inputs as read_records
-from tests.pipelines.test_transforms import message
+from tests.engines.spark.test_job_kafka import read_inputs as read_records
+from tests.engines.spark.test_transforms import message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -1,9 +1,6 @@
 """The stage table: what each stage builds on, and the ladder a suite runs by default."""
 
-import pytest
-
-from ground.errors import ConfigError
-from ground.stages import LADDER, MAIN_LINE, SPARK_STAGES, chain, check_impl, stage
+from ground.stages import LADDER, MAIN_LINE, chain, stage
 
 
 def test_each_stage_builds_on_the_one_before_it_on_the_ladder():
@@ -17,8 +14,8 @@ def test_a_variant_branches_off_where_its_plan_does():
     union = stage("tumbling-union")
     assert [s.name for s in chain(union.name)] == ["floor", "ingest", "parse", "tumbling-union"]
     assert union.variant_of == "tumbling" and union.identity == stage("tumbling").identity
-    assert union.updates and union.real_time and not stage("tumbling").updates
-    assert "tumbling-union" not in MAIN_LINE and "tumbling-union" in SPARK_STAGES
+    assert union.updates and not stage("tumbling").updates
+    assert "tumbling-union" not in MAIN_LINE
 
 
 def test_every_chain_ends_at_the_floor_and_follows_the_ladders_order():
@@ -27,15 +24,3 @@ def test_every_chain_ends_at_the_floor_and_follows_the_ladders_order():
         assert steps[0].name == "floor"
         positions = [LADDER.index(step) for step in steps]
         assert positions == sorted(positions)
-
-
-def test_real_time_mode_runs_no_stage_built_on_the_join():
-    for s in LADDER:
-        on_join = any(step.name == "join" for step in chain(s.name))
-        assert not (s.real_time and on_join), s.name
-
-
-def test_custom_implementations_exist_for_the_joined_windows_only():
-    check_impl("tumbling", "custom")
-    with pytest.raises(ConfigError, match="impl 'custom' exists only for"):
-        check_impl("tumbling-union", "custom")

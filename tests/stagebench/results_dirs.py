@@ -17,12 +17,12 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from engines.config import PipelineConfig
 from evaluator import hdrlog
 from evaluator.config import EvaluatorConfig
 from evaluator.stats import describe, timeseries
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
-from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from stagebench import suite
 from stagebench.console import Console

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from engines.config import PipelineConfig
 from evaluator.config import EvaluatorConfig
-from pipelines.config import PipelineConfig
 from publisher.config import PublisherConfig
 from stagebench.options import (
     APPLICATION_FIELDS,
@@ -17,7 +17,7 @@ from stagebench.options import (
     RUN_FIELDS,
 )
 from stagebench.settings import RunConfig
-from tests.pipelines.test_config import subcommand
+from tests.engines.test_config import subcommand
 
 RUN_RUN_FIELDS = tuple(n for n in RUN_FIELDS if n not in APPLICATION_FIELDS)
 """``run`` takes every [run] key but the shared application's."""

@@ -9,7 +9,7 @@ from ground.errors import ConfigError
 from publisher.summary import ProgressSnapshot, lag_summary
 from stagebench.commands.publish import config_from_args, describe
 from stagebench.console import Console
-from tests.pipelines.test_config import subcommand
+from tests.engines.test_config import subcommand
 
 
 def parse(argv):

@@ -135,11 +135,14 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
         ({"fault": "flood"}, "fault must be one of"),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),
-        ({"stage": "floor", "fault": "engine-restart"}, "engine-restart needs a Spark job"),
+        (
+            {"stage": "floor", "fault": "engine-restart"},
+            "engine-restart is a fault of an engine's job, and the floor takes none",
+        ),
         ({"fault": "worker-loss"}, "worker-loss kills an executor of a standalone cluster"),
         (
             {"stage": "floor", "fault": "worker-loss", "master": "spark://h:7077"},
-            "worker-loss needs a Spark job",
+            "worker-loss is a fault of an engine's job",
         ),
     ],
 )

@@ -395,7 +395,7 @@ def test_a_periodic_burst_run_reports_the_recovery_after_each_burst(kafka_bootst
     assert "## Recovery after each disturbance" in (run_dir / "report.md").read_text()
 
 
-JOB_MODULES = ("pipelines.job", "pipelines.floor", "pipelines.server")
+JOB_MODULES = ("engines.spark.job", "engines.floor.loop", "engines.spark.server")
 """The job process of a run (the Spark pipeline, or the floor) and a suite's shared
 application."""
 
@@ -419,7 +419,7 @@ def _job_pids(results: Path) -> list[int]:
         pytest.param(signal.SIGHUP, "floor", id="SIGHUP-floor"),
         # SIGKILL: nobody stops the job, nor SIGKILLs it after a timeout; the Spark job must
         # notice through its stdin pipe and end by itself, stopping its query and session
-        # (the floor shares the pipe's watch, pipelines.process, not the Spark shutdown)
+        # (the floor shares the pipe's watch, engines.process, not the Spark shutdown)
         pytest.param(
             signal.SIGKILL,
             "ingest",

@@ -2,7 +2,7 @@
 
 The parse stage reads the input with :func:`struct` of the input fields, and
 the custom windows declare their output rows with it, so a field has the same
-type wherever the pipelines name it, and the type the evaluator reads it as.
+type wherever the engine names it, and the type the evaluator reads it as.
 """
 
 from collections.abc import Iterable

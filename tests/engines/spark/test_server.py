@@ -8,8 +8,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from engines.spark.server import POLL_S, WATCH_S, Server, _Query
 from ground import rundir
-from pipelines.server import POLL_S, WATCH_S, Server, _Query
 
 
 class _Session:

@@ -10,10 +10,12 @@ import os
 import re
 from typing import Any, Literal
 
+from engines import registry
+from engines.base import Impl
 from ground.config import require
 from ground.errors import ConfigError
 from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
-from ground.stages import Impl, check_impl, stage
+from ground.stages import stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 LOCAL_CHECKPOINT_CONF = {
@@ -29,7 +31,7 @@ file system doubles the files: on a 2-core machine the offset and commit writes 
 66 and 71 ms of each 210 ms ingest micro-batch, and its p50 was 233 ms. The file
 system's manager renames with rename(2), as atomic on a local disk, and forks one
 ``chmod`` per file: on Hadoop's raw local file system 8 and 8 ms of 78, p50 101 ms;
-the local file system with its checksums off (:func:`pipelines.job.plain_local_files`)
+the local file system with its checksums off (:func:`engines.spark.job.plain_local_files`)
 writes the same files. Not applied to a checkpoint with a scheme (``hdfs://``,
 ``s3a://``), whose file system has its own costs."""
 
@@ -189,18 +191,11 @@ class PipelineConfig:
     flag win; a collector of the user's own replaces ``garbage_collector``'s)."""
 
     def __post_init__(self) -> None:
-        check_impl(self.stage, self.impl)
         require(
             self.trigger in TRIGGERS,
             f"trigger must be processing-time or real-time, got {self.trigger!r}",
         )
-        require(
-            self.trigger != "real-time" or (stage(self.stage).real_time and self.impl == "builtin"),
-            f"Spark's real-time mode does not support stage {self.stage!r} with impl "
-            f"{self.impl!r}: only ingest, parse and tumbling-union (join, tumbling and "
-            "sliding contain the stream-stream join, which real-time mode cannot run: Spark "
-            "refuses it with IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED)",
-        )
+        registry.engine_for(self.stage).check(self.stage, self.impl, self.trigger)
         for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
             require(bool(getattr(self, name)), f"{name} must not be empty")
         require(self.speed_topic != self.flow_topic, "speed_topic and flow_topic must differ")
@@ -297,7 +292,7 @@ class PipelineConfig:
         return "://" not in self.checkpoint_dir or self.checkpoint_dir.startswith("file:")
 
     def application_conf(self) -> dict[str, Any]:
-        """What a shared Spark application (:mod:`pipelines.server`) must have been started
+        """What a shared Spark application (:mod:`engines.spark.server`) must have been started
         with to run this query: the master and every Spark setting, so that a query runs
         there exactly as in a job of its own."""
         return {

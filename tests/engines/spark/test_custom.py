@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from pyspark.sql.streaming.stateful_processor import ExpiredTimerInfo, TimerValues
 
+from engines.spark.custom import SlidingProcessor, forget_at, settle
 from ground.contract import (
     FLOW_CHANGE_LONG,
     FLOW_CHANGE_SHORT,
@@ -30,8 +31,7 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
-from pipelines.custom import SlidingProcessor, forget_at, settle
-from tests.pipelines.test_transforms import T0, assert_rows_equal
+from tests.engines.spark.test_transforms import T0, assert_rows_equal
 
 LENGTH, SLIDE, SHORT, LONG = 3000, 1000, 1000, 2000
 START = -T0
@@ -113,7 +113,8 @@ def run(batches: list[tuple[int, list[int]]]) -> tuple[list[list[dict]], _Handle
 
 
 def builtin(present: set[int]) -> dict[tuple, dict]:
-    """The built-in sliding window's outputs over the seconds ``present`` (pipelines.transforms)."""
+    """The built-in sliding window's outputs over the seconds ``present``
+    (engines.spark.transforms)."""
 
     def change(now: float, then: dict | None, field: str) -> float | None:
         return None if then is None or then[field] == 0 else (now - then[field]) / then[field]

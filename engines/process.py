@@ -1,7 +1,7 @@
 """The job process's side of the hand-off from a run: its configuration, its stop.
 
 The bench writes ``pipeline.json`` into the run directory and starts a job
-(``python -m pipelines.job`` for Spark stages, ``python -m pipelines.floor`` for
+(``python -m engines.spark.job`` for Spark stages, ``python -m engines.floor.loop`` for
 the floor) with ``--config`` pointing at it. Both stop on SIGTERM, SIGINT and
 SIGHUP, and with ``--parent-watch`` when their standard input closes: the
 runner keeps a pipe to it open for as long as it lives, so a job never outlives
@@ -18,9 +18,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from engines.config import PipelineConfig
 from ground.config import from_mapping
 from ground.errors import ConfigError, StagebenchError
-from pipelines.config import PipelineConfig
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import pytest
 
 from ground.contract import FLOW, INPUT_TS_EARLIEST, INPUT_TS_LATEST, SPEED
 from ground.kafka.topics import create_topics
-from tests.pipelines.test_job_kafka import (
+from tests.engines.spark.test_job_kafka import (
     WAIT_S,
     consume,
     expected_count,

@@ -1,4 +1,4 @@
-"""The floor (pipelines.floor) against a real broker, and its outputs against Spark's.
+"""The floor (engines.floor.loop) against a real broker, and its outputs against Spark's.
 
 Inputs are published while the floor runs, as in a latency run; its outputs must
 be what Spark's ingest stage writes, so that the evaluator measures them as
@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
+from engines.floor.loop import FloorStats, IngestEncoder, run_floor
 from evaluator import output_fields, reader
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo
 from ground import contract as s
 from ground.kafka.topics import create_topics
-from pipelines.floor import FloorStats, IngestEncoder, run_floor
 from publisher.codec import LaneEncoder, check
 from publisher.model import make_locations
 
@@ -184,8 +184,8 @@ def test_outputs_are_the_bytes_spark_ingest_writes(spark):
         TimestampType,
     )
 
-    from pipelines.sink import output_value
-    from pipelines.transforms import ingest
+    from engines.spark.sink import output_value
+    from engines.spark.transforms import ingest
 
     records = [
         ("speed-x", 0, 0, 1_763_867_400_123, b'{"observation_ts":1763867400000,"speed":87.3}'),

@@ -60,7 +60,7 @@ from ground.contract import (
 )
 from ground.kafka.topics import create_topics
 from tests.conftest import OUTLIVING
-from tests.pipelines.test_transforms import T0, assert_rows_equal, message
+from tests.engines.spark.test_transforms import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

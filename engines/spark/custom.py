@@ -7,7 +7,7 @@ are in, a sliding window once its last second is in and each earlier one is in o
 no longer come. An event-time timer at the end of each second is the fallback for a
 lane that never comes: the second is then emitted when the watermark passes, exactly
 when the built-in window would emit it, and the sliding windows that contain it wait
-for it. On complete input the tumbling results equal :mod:`pipelines.transforms`'s; the
+for it. On complete input the tumbling results equal :mod:`engines.spark.transforms`'s; the
 sliding results equal them whatever order the seconds arrive in.
 """
 
@@ -30,6 +30,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from engines.spark.schema import struct
 from ground.contract import (
     FLOW,
     FLOW_CHANGE_LONG,
@@ -51,7 +52,6 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
-from pipelines.schema import struct
 
 MAX_LANES = 62
 """Lanes seen are a bit mask in a long."""

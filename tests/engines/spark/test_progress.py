@@ -1,9 +1,9 @@
 """A shared application's listener routes each query's events to its own run
-(pipelines.progress.ProgressWriter), without Spark: the events as the listener gets them."""
+(engines.spark.progress.ProgressWriter), without Spark: the events as the listener gets them."""
 
 import json
 
-from pipelines.progress import ProgressWriter
+from engines.spark.progress import ProgressWriter
 
 
 def _lines(path):

@@ -2,8 +2,8 @@
 
 A bare Kafka consume → produce loop (confluent-kafka) copies every record of the
 input topics to the output topic, each output in exactly the shape Spark's
-ingest stage writes (:func:`pipelines.transforms.ingest` through
-:func:`pipelines.sink.output_value`): run id, source topic, partition and
+ingest stage writes (:func:`engines.spark.transforms.ingest` through
+:func:`engines.spark.sink.output_value`): run id, source topic, partition and
 offset, the input's broker timestamp as ``input_ts_latest`` and
 ``input_ts_earliest``, ``input_count`` 1 and the input value spliced in
 unchanged as ``record``; no key (ingest has no location id column). The
@@ -12,8 +12,8 @@ broker-clock method (docs/method.md#latency): output LogAppendTime − input Log
 What remains is the Kafka round trip plus one Python hop, the floor below
 every Spark stage.
 
-A run starts ``python -m pipelines.floor --config RUN_DIR/pipeline.json`` in
-place of the Spark job (:func:`main`, through :mod:`pipelines.process`); like
+A run starts ``python -m engines.floor.loop --config RUN_DIR/pipeline.json`` in
+place of the Spark job (:func:`main`, through :mod:`engines.process`); like
 the job it creates ``pipeline.ready`` once it reads its inputs and writes
 progress events to ``engine_progress.jsonl``, from which the run tells that it
 has drained.
@@ -41,6 +41,9 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from engines import process
+from engines.config import IDLE_PROGRESS_MS, PipelineConfig
+from engines.floor import ENGINE
 from ground import rundir
 from ground.contract import (
     INPUT_COUNT,
@@ -54,9 +57,6 @@ from ground.contract import (
 )
 from ground.errors import BrokerError, ConfigError, TopicError
 from ground.kafka import MAX_MESSAGE_BYTES
-from ground.stages import stage
-from pipelines import process
-from pipelines.config import IDLE_PROGRESS_MS, PipelineConfig
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +294,7 @@ class _Progress:
         self._next = time.monotonic() + self._every
 
 
-def run_job(
+def run(
     config: PipelineConfig,
     run_dir: Path,
     max_seconds: float | None,
@@ -302,8 +302,7 @@ def run_job(
     resume: bool = False,
 ) -> int:
     """The floor as a run's job: ready file, progress events, until ``stop``."""
-    if stage(config.stage).spark:
-        raise ConfigError(f"stage {config.stage!r} runs on Spark, not as the floor")
+    ENGINE.check(config.stage, config.impl, config.trigger)
     if resume:
         raise ConfigError("the floor keeps no checkpoint to resume from")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -322,8 +321,8 @@ def run_job(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipelines.floor --config RUN_DIR/pipeline.json``."""
-    return process.main(run_job, "pipelines.floor", "Run the floor: Kafka in, Kafka out.", argv)
+    """``python -m engines.floor.loop --config RUN_DIR/pipeline.json``."""
+    return process.main(run, "engines.floor.loop", "Run the floor: Kafka in, Kafka out.", argv)
 
 
 def _identity(msg: Message) -> tuple[str, int, int, int]:

@@ -139,8 +139,8 @@ def assert_rows_equal(actual: dict[tuple, dict], expected: dict[tuple, dict]) ->
 
 
 def test_ingest_carries_identity_broker_time_and_unchanged_value(spark):
-    from pipelines.sink import output_value
-    from pipelines.transforms import ingest
+    from engines.spark.sink import output_value
+    from engines.spark.transforms import ingest
 
     value = '{"location_id": "X",  "odd spacing": [1, 2]}'
     out = ingest(raw_frame(spark, [("flow", 3, 42, T0 + 5, value)])).collect()
@@ -163,7 +163,7 @@ def test_ingest_carries_identity_broker_time_and_unchanged_value(spark):
 def test_parse_types_good_records_and_counts_malformed(spark):
     from pyspark.sql import Observation
 
-    from pipelines.transforms import ingest, parse
+    from engines.spark.transforms import ingest, parse
 
     good_speed = message(SPEED, "A", 1, 0, 87.5, 2)
     good_flow = message(FLOW, "A", 1, 0, 12, 2)
@@ -193,8 +193,8 @@ def test_parse_drops_every_kind_of_malformed_input_and_only_those(spark):
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    from engines.spark.transforms import ingest, parse
     from ground import malformed as m
-    from pipelines.transforms import ingest, parse
     from publisher.faulty import malformed
 
     good = [message(SPEED, "A", 1, 0, 87.5, 2), message(FLOW, "A", 1, 0, 12, 2)]
@@ -213,7 +213,7 @@ def test_parse_drops_every_kind_of_malformed_input_and_only_those(spark):
 
 
 def test_join_matches_only_same_location_lane_and_time(spark):
-    from pipelines.transforms import ingest, join, parse
+    from engines.spark.transforms import ingest, join, parse
 
     rows = [
         (SPEED, 0, 0, T0 + 100, json.dumps(message(SPEED, "A", 1, 0, 90.0, 2))),
@@ -234,13 +234,13 @@ def test_join_matches_only_same_location_lane_and_time(spark):
 
 
 def _joined(spark):
-    from pipelines.transforms import ingest, join, parse
+    from engines.spark.transforms import ingest, join, parse
 
     return join(parse(ingest(raw_frame(spark, scenario()))), watermark_delay_ms=1000)
 
 
 def test_tumbling_aggregates_lanes_per_location_second(spark):
-    from pipelines.transforms import tumbling
+    from engines.spark.transforms import tumbling
 
     actual = by_key(tumbling(_joined(spark)), LOCATION_ID, WINDOW_START)
     expected = {
@@ -255,7 +255,7 @@ def test_tumbling_aggregates_lanes_per_location_second(spark):
 def test_tumbling_union_equals_tumbling_without_the_join(spark):
     """On a batch every window is whole at once: the union's aggregation gives the
     tumbling window's outputs, speed and flow of every lane counted, the join skipped."""
-    from pipelines.transforms import ingest, parse, tumbling, tumbling_union
+    from engines.spark.transforms import ingest, parse, tumbling, tumbling_union
 
     parsed = parse(ingest(raw_frame(spark, scenario())))
     union = by_key(tumbling_union(parsed, 1000), LOCATION_ID, WINDOW_START)
@@ -266,7 +266,7 @@ def test_tumbling_union_equals_tumbling_without_the_join(spark):
 
 
 def test_custom_tumbling_matches_builtin_on_complete_seconds(spark):
-    from pipelines import custom, transforms
+    from engines.spark import custom, transforms
 
     joined = _joined(spark)
     builtin = by_key(transforms.tumbling(joined).drop("_event_time"), LOCATION_ID, WINDOW_START)
@@ -325,7 +325,7 @@ def _expected_sliding() -> dict[tuple, dict]:
 
 
 def test_sliding_relative_changes_with_missing_and_zero_seconds(spark):
-    from pipelines.transforms import sliding
+    from engines.spark.transforms import sliding
 
     actual = by_key(sliding(_tumbled(spark), 3000, 1000, 1000, 2000), LOCATION_ID, WINDOW_START)
     expected = _expected_sliding()
@@ -356,7 +356,7 @@ batch without data for X (its timer)."""
 def test_custom_sliding_matches_builtin_whatever_order_seconds_arrive(spark, tmp_path):
     from pyspark.sql import functions as F
 
-    from pipelines import custom, transforms
+    from engines.spark import custom, transforms
 
     flows = {"X": SEQUENCE, "Y": LATE}
     source = tmp_path / "tumbled"

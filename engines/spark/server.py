@@ -4,12 +4,12 @@ A job of its own per run starts a JVM that has compiled nothing: HotSpot's JIT k
 compiling Spark's code for minutes, and every run of a suite would wait for it again.
 A suite instead starts this application once, warms it up, and runs each stage's
 query in it (docs/method.md#one-application-per-suite). The bench starts
-``python -m pipelines.server --app-dir DIR`` with ``DIR/application.json``
+``python -m engines.spark.server --app-dir DIR`` with ``DIR/application.json``
 (``{"master": ..., "spark_conf": {...}}``) and sends commands on standard input, one
 JSON object a line:
 
 - ``{"start": "RUN_DIR/pipeline.json"}``: start the query that pipeline.json describes
-  (as :mod:`pipelines.job` would); its listener events go to
+  (as :mod:`engines.spark.job` would); its listener events go to
   ``RUN_DIR/engine_progress.jsonl`` and ``RUN_DIR/pipeline.ready`` (the application
   id) is created once it is ready;
 - ``{"stop": "RUN_DIR"}``: stop that query; ``RUN_DIR/pipeline.stopped`` once stopped.
@@ -35,14 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.config import PipelineConfig
+from engines.process import load_config, stop_event
+from engines.spark.job import first_line, plain_local_files, prepare, ready, start
+from engines.spark.progress import ProgressWriter
+from engines.spark.sink import query_name
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.jvm.spark import build_session
-from pipelines.config import PipelineConfig
-from pipelines.job import first_line, plain_local_files, prepare, ready, start
-from pipelines.process import load_config, stop_event
-from pipelines.progress import ProgressWriter
-from pipelines.sink import query_name
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ def serve(app_dir: Path, stop: threading.Event, commands: "queue.Queue[dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="pipelines.server",
+        prog="engines.spark.server",
         description="Run the queries a bench sends on standard input in one Spark "
         "application, until standard input closes or a signal comes.",
     )

@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from engines.spark.schema import struct
 from ground.contract import (
     FLOW,
     FLOW_CHANGE_LONG,
@@ -46,7 +47,6 @@ from ground.contract import (
     WINDOW_START,
 )
 from ground.malformed_spark import valid_input
-from pipelines.schema import struct
 
 EVENT_TIME = "_event_time"
 """Internal timestamp column carrying the watermark (observation time) between stages."""

@@ -6,7 +6,7 @@ of each input record, the start of every latency (docs/method.md#clock, #latency
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.config import PipelineConfig
+from engines.config import PipelineConfig
 
 RAW_COLUMNS = ("topic", "partition", "offset", "timestamp", "value")
 OFFSET_RETRIES = 60

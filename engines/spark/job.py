@@ -2,8 +2,8 @@
 
 A run hands the job its configuration as JSON: the bench writes
 ``RUN_DIR/pipeline.json`` (``{"pipeline": {...PipelineConfig fields}, "spark_conf":
-{...}}``) and starts ``python -m pipelines.job --config RUN_DIR/pipeline.json``;
-``spark-submit pipelines/job.py --config pipeline.json`` runs the same job (the
+{...}}``) and starts ``python -m engines.spark.job --config RUN_DIR/pipeline.json``;
+``spark-submit engines/spark/job.py --config pipeline.json`` runs the same job (the
 config's ``master`` wins over spark-submit's). Under spark-submit the JVM runs
 before the session is built, so the Kafka connector must come on the command
 line: ``--jars`` with the jars of ``ground.jvm.spark.connector_jars()`` joined by
@@ -24,16 +24,17 @@ from typing import Any
 
 from pyspark.errors import PySparkException, StreamingQueryException
 
+from engines import process
+from engines.config import PipelineConfig
+from engines.spark import ENGINE, custom, transforms
+from engines.spark.progress import ProgressWriter
+from engines.spark.sink import kafka_writer
+from engines.spark.source import read_inputs
 from ground import rundir
 from ground.errors import ConfigError, SparkError
 from ground.jvm.spark import build_session
 from ground.kafka.topics import admin_client
-from ground.stages import chain, stage
-from pipelines import custom, process, transforms
-from pipelines.config import PipelineConfig
-from pipelines.progress import ProgressWriter
-from pipelines.sink import kafka_writer
-from pipelines.source import read_inputs
+from ground.stages import chain
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +64,10 @@ def build(raw: Any, config: PipelineConfig) -> Any:
     """The stages ``ingest -> ... -> config.stage`` (:func:`ground.stages.chain`) over
     the raw input stream."""
     transforms = _transforms(config)
-    target = stage(config.stage)
-    if not target.spark:
-        raise ConfigError(f"stage {target.name!r} does not run on Spark")
+    ENGINE.check(config.stage, config.impl, config.trigger)
     ladder = raw
-    for step in chain(target.name):
-        if step.spark:
+    for step in chain(config.stage):
+        if ENGINE.runs(step.name):
             ladder = transforms[step.name](ladder)
     return ladder
 
@@ -184,9 +183,9 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pipelines.job --config RUN_DIR/pipeline.json`` (or under spark-submit)."""
+    """``python -m engines.spark.job --config RUN_DIR/pipeline.json`` (or under spark-submit)."""
     return process.main(
-        run, "pipelines.job", "Run the Spark pipeline a pipeline.json describes.", argv
+        run, "engines.spark.job", "Run the Spark pipeline a pipeline.json describes.", argv
     )
 
 

@@ -8,10 +8,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
+from engines.config import PipelineConfig
 from ground.contract import LOCATION_ID, RECORD, RUN_ID
 from ground.kafka import MAX_MESSAGE_BYTES
 from ground.stages import stage
-from pipelines.config import PipelineConfig
 
 PRODUCER_LINGER_MS = "0"
 """Send each output batch at once; the producer's default linger adds latency."""
@@ -35,7 +35,7 @@ def output_value(result: DataFrame, run_id: str) -> DataFrame:
 
 def query_name(config: PipelineConfig) -> str:
     """The streaming query's name: unique per run, so a shared application's listener
-    routes each query's events to its run (:class:`pipelines.progress.ProgressWriter`)."""
+    routes each query's events to its run (:class:`engines.spark.progress.ProgressWriter`)."""
     return f"stagebench-{config.stage}-{config.impl}-{config.run_id}"
 
 

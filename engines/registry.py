@@ -1,0 +1,61 @@
+"""The engines stagebench knows, imported when one is chosen.
+
+An engine is added by its subpackage (see :mod:`engines.base`) and its name in
+:data:`NAMES`; nothing else of the bench changes. Importing an engine's package loads
+only its :class:`~engines.base.Engine` record, never its runtime, so ``--help`` and
+every check stay light.
+"""
+
+import importlib
+from collections.abc import Callable
+from functools import cache
+
+from engines.base import Engine
+from ground.errors import ConfigError
+from ground.stages import STAGES
+from ground.stages import stage as known_stage
+
+NAMES: tuple[str, ...] = ("floor", "spark")
+"""The engines, each a subpackage of :mod:`engines`; the first that runs a stage runs it
+when no engine is named."""
+
+
+@cache
+def engine(name: str) -> Engine:
+    """The engine called ``name``; ConfigError naming the known ones otherwise."""
+    if name not in NAMES:
+        raise ConfigError(f"unknown engine {name!r} (engines: {', '.join(NAMES)})")
+    found = importlib.import_module(f"engines.{name}").ENGINE
+    if not isinstance(found, Engine) or found.name != name:
+        raise ConfigError(f"engines.{name}.ENGINE is not the Engine record of {name!r}")
+    unknown = [s for s in found.stages if s not in STAGES]
+    if unknown:
+        raise ConfigError(f"engine {name!r} names stages the stage table has not: {unknown}")
+    return found
+
+
+def engines() -> tuple[Engine, ...]:
+    """Every engine, in :data:`NAMES`' order."""
+    return tuple(engine(name) for name in NAMES)
+
+
+def engine_for(stage: str) -> Engine:
+    """The engine that runs ``stage`` when none is named: the first that runs it;
+    ConfigError for an unknown stage."""
+    known_stage(stage)
+    for found in engines():
+        if found.runs(stage):
+            return found
+    raise ConfigError(f"no engine runs stage {stage!r} (stages: {', '.join(STAGES)})")
+
+
+def stages_of(name: str) -> tuple[str, ...]:
+    """The stages the engine ``name`` runs, in ladder order."""
+    return tuple(s for s in STAGES if engine(name).runs(s))
+
+
+def job(found: Engine) -> Callable[..., int]:
+    """The engine's job function, ``run`` of its job module (an
+    :data:`engines.process.Job`), imported now: in the process that runs the job."""
+    run: Callable[..., int] = importlib.import_module(found.job).run
+    return run

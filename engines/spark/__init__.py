@@ -1,0 +1,39 @@
+"""Spark Structured Streaming (PySpark with ``spark-sql-kafka-0-10``): the ladder as
+DataFrame transforms.
+
+``source`` (Kafka in) → ``transforms`` / ``custom`` (ingest → parse → join → tumbling →
+sliding; ``custom``: the windows in transformWithStateInPandas) → ``sink`` (Kafka out),
+run by ``job`` with ``progress`` recording the query listener's events; ``server`` is the
+application a suite's runs share; ``schema`` gives the message fields their Spark
+types, from :mod:`ground.contract`. Importing this package loads no Spark.
+"""
+
+from engines.base import PROCESSING_TIME, Engine, Support
+
+REAL_TIME = "real-time"
+"""Spark 4.3's real-time mode: continuous, with a checkpoint interval."""
+
+_BOTH = (PROCESSING_TIME, REAL_TIME)
+
+ENGINE = Engine(
+    name="spark",
+    title="Spark",
+    does="Spark Structured Streaming (PySpark), micro-batches or real-time mode",
+    stages={
+        "ingest": Support(triggers=_BOTH),
+        "parse": Support(triggers=_BOTH),
+        "join": Support(),
+        "tumbling": Support(impls=("builtin", "custom")),
+        "tumbling-union": Support(triggers=_BOTH),
+        "sliding": Support(impls=("builtin", "custom")),
+    },
+    job="engines.spark.job",
+    warms_up=True,
+    faults=("engine-restart", "worker-loss"),
+    shared_session=True,
+    notes={
+        REAL_TIME: "join, tumbling and sliding contain the stream-stream join, which "
+        "real-time mode cannot run: Spark refuses it with "
+        "IDENTICAL_SOURCES_IN_UNION_NOT_SUPPORTED"
+    },
+)

@@ -1,0 +1,81 @@
+"""The engine registry and the engines' records: which engine runs which stage, how, and
+what a record that breaks the contract gets."""
+
+import subprocess
+import sys
+import types
+
+import pytest
+
+from engines import registry
+from engines.base import Engine, Support
+from ground.errors import ConfigError
+from ground.stages import LADDER, STAGES, chain
+
+
+def test_every_stage_has_an_engine_and_the_floor_runs_only_the_floor():
+    assert [registry.engine_for(s).name for s in STAGES] == ["floor"] + ["spark"] * 6
+    assert registry.stages_of("floor") == ("floor",)
+    assert registry.stages_of("spark") == STAGES[1:]
+
+
+def test_sparks_real_time_mode_runs_no_stage_built_on_the_join():
+    spark = registry.engine("spark")
+    for s in LADDER[1:]:
+        on_join = any(step.name == "join" for step in chain(s.name))
+        assert ("real-time" in spark.triggers(s.name)) is not on_join, s.name
+    with pytest.raises(ConfigError, match="real-time mode does not support stage 'join'"):
+        spark.check("join", "builtin", "real-time")
+    with pytest.raises(ConfigError, match="only ingest, parse, tumbling-union"):
+        spark.check("tumbling", "custom", "real-time")
+
+
+def test_custom_implementations_exist_for_the_joined_windows_only():
+    spark = registry.engine("spark")
+    spark.check("tumbling", "custom")
+    with pytest.raises(ConfigError, match="impl 'custom' exists only for"):
+        spark.check("tumbling-union", "custom")
+    with pytest.raises(ConfigError, match="the floor has no real-time mode"):
+        registry.engine("floor").check("floor", "builtin", "real-time")
+
+
+def test_an_unknown_engine_or_stage_is_refused_by_name():
+    with pytest.raises(ConfigError, match=r"unknown engine 'flonk' \(engines: floor, spark\)"):
+        registry.engine("flonk")
+    with pytest.raises(ConfigError, match="spark does not run stage 'floor'"):
+        registry.engine("spark").impls("floor")
+
+
+def test_importing_an_engine_loads_none_of_its_runtime():
+    code = (
+        "import sys; from engines import registry; registry.engines(); "
+        "print('pyspark' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_an_engine_of_its_own_enters_by_its_subpackage_and_its_name(monkeypatch):
+    """A small engine (the floor's loop under another name) needs only its record in
+    its package and its name in the registry."""
+    package = types.ModuleType("engines.echo")
+    package.ENGINE = Engine(  # type: ignore[attr-defined]
+        name="echo", title="echo", does="the floor's loop, named echo",
+        stages={"floor": Support()}, job="engines.floor.loop",
+    )  # fmt: skip
+    monkeypatch.setitem(sys.modules, "engines.echo", package)
+    monkeypatch.setattr(registry, "NAMES", ("echo", *registry.NAMES))
+    registry.engine.cache_clear()
+    try:
+        assert registry.engine_for("floor").name == "echo"
+        assert registry.job(registry.engine("echo")).__module__ == "engines.floor.loop"
+        package.ENGINE = Engine(  # type: ignore[attr-defined]
+            name="echo", title="echo", does="", stages={"flooor": Support()}, job=""
+        )
+        registry.engine.cache_clear()
+        with pytest.raises(
+            ConfigError, match=r"names stages the stage table has not: \['flooor'\]"
+        ):
+            registry.engine("echo")
+    finally:
+        registry.engine.cache_clear()
