@@ -61,6 +61,14 @@ class PipelineConfig:
     bootstrap: str
     checkpoint_dir: str
     """Fresh per run: a reused checkpoint would resume old offsets and state."""
+    engine: str = dataclasses.field(
+        default="",
+        metadata={
+            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
+            "as the floor whatever is named",
+            "default": "the stage's: spark, the floor for the floor",
+        },
+    )
     impl: Impl = dataclasses.field(
         default="builtin",
         metadata={
@@ -195,7 +203,7 @@ class PipelineConfig:
             self.trigger in TRIGGERS,
             f"trigger must be processing-time or real-time, got {self.trigger!r}",
         )
-        registry.engine_for(self.stage).check(self.stage, self.impl, self.trigger)
+        registry.chosen(self.engine, self.stage).check(self.stage, self.impl, self.trigger)
         for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
             require(bool(getattr(self, name)), f"{name} must not be empty")
         require(self.speed_topic != self.flow_topic, "speed_topic and flow_topic must differ")

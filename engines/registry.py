@@ -49,6 +49,18 @@ def engine_for(stage: str) -> Engine:
     raise ConfigError(f"no engine runs stage {stage!r} (stages: {', '.join(STAGES)})")
 
 
+def chosen(name: str | None, stage: str) -> Engine:
+    """The engine a run of ``stage`` takes when the configuration names ``name`` (None or
+    "": the stage's default). The floor, the rung every engine's ladder stands on, runs
+    as the floor whatever is named; ConfigError when the named engine does not run the
+    stage."""
+    if not name or known_stage(stage).builds_on is None:
+        return engine_for(stage)
+    found = engine(name)
+    found.impls(stage)
+    return found
+
+
 def stages_of(name: str) -> tuple[str, ...]:
     """The stages the engine ``name`` runs, in ladder order."""
     return tuple(s for s in STAGES if engine(name).runs(s))

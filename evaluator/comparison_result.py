@@ -128,6 +128,13 @@ class ComparisonRow:
         default=None,
         metadata=key_doc("the mean over the runs of the updates a window took to complete"),
     )
+    engine: str | None = field(
+        default=None,
+        metadata=key_doc(
+            "the stream engine of the row's runs (floor, spark); null for runs made before "
+            "engines were named, or runs of different engines"
+        ),
+    )
     recovery_s: list[float | None] | None = field(
         default=None,
         metadata=key_doc(

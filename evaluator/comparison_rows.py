@@ -44,6 +44,7 @@ def run_row(run_dir: Path, summary: Any = None) -> dict[str, Any]:
         updates = summary.get("updates") or {}
         row = {
             "stage": run["stage"],
+            "engine": run.get("engine"),
             "impl": variant(run["impl"], trigger(summary)),
             **{q: _number(lat[q]) for q in QUANTILES},
             "run_dir": str(run_dir),

@@ -89,6 +89,8 @@ def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, An
     entry.update(_intervals(runs))
     entry["run_dir"] = runs[len(runs) // 2]["run_dir"]
     entry["run_dirs"] = [r["run_dir"] for r in runs]
+    engines = {r.get("engine") for r in runs}
+    entry["engine"] = engines.pop() if len(engines) == 1 else None
     entry["run_rounds"] = [r.get("round") for r in runs]
     entry["steady"] = [r["steady"] for r in runs]
     entry["run_paces_ms"] = [r["pace_ms"] for r in runs]

@@ -233,8 +233,9 @@ class Summary:
     )
     run: Section = field(
         metadata=key_doc(
-            "id, stage, impl, workload, rate, duration_s, bootstrap, input_topics, "
-            "output_topic, start_ms, end_ms"
+            "id, stage, engine (the stream engine that ran it: floor, spark; null for a run "
+            "made before engines were named), impl, workload, rate, duration_s, bootstrap, "
+            "input_topics, output_topic, start_ms, end_ms"
         )
     )
     versions: dict[str, str | None] = field(

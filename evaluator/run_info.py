@@ -31,6 +31,8 @@ class RunInfo:
     output_topic: str
     input_topics: tuple[str, ...] = ()
     impl: str = "builtin"
+    engine: str | None = None
+    """The stream engine that ran it (None: a run.json written before engines were named)."""
     workload: str = "latency"
     rate: float | None = None
     duration_s: float | None = None
@@ -54,6 +56,7 @@ class RunInfo:
         keys = (
             "id",
             "stage",
+            "engine",
             "impl",
             "workload",
             "rate",

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from engines.config import PipelineConfig
-from engines.registry import engine_for
 from ground import rundir
 from ground.errors import SparkError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
@@ -56,7 +55,7 @@ def shared_application(
     takes: list[tuple[RunConfig, Settings]] = []
     application: Application | None = None
     for run, settings in runs:
-        if not engine_for(run.stage).shared_session or run.fault:
+        if not run.runs_on().shared_session or run.fault:
             continue
         pipeline = assemble(run, settings, bootstrap, owner, parent,
                             RunTopics.for_run(owner)).pipeline  # fmt: skip
@@ -200,7 +199,7 @@ class Warmth:
     def of(cls, run: RunConfig, pipeline: PipelineConfig, app: Application | None) -> "Warmth":
         """A Spark run without a fault uses ``app`` if it still runs (else it went with
         a query that would not stop) and takes the run's settings."""
-        spark = engine_for(run.stage).shared_session
+        spark = run.runs_on().shared_session
         usable = spark and app is not None and app.running and not run.fault
         return cls(
             app if usable and app.accepts(pipeline) else None,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.config import PipelineConfig
-from engines.registry import engine_for
+from engines.registry import chosen
 from ground import rundir
 from ground.config import as_dict
 from ground.errors import ConfigError, SparkError
@@ -118,7 +118,7 @@ class Engine:
             on_started()
 
     def _spawn(self, config_file: Path, resume: bool) -> None:
-        module = engine_for(self.config.stage).job
+        module = chosen(self.config.engine, self.config.stage).job
         cmd = [sys.executable, "-m", module, "--config", str(config_file),
                "--run-dir", str(self.dir), "--parent-watch",
                *(["--resume"] if resume else [])]  # fmt: skip

@@ -58,6 +58,7 @@ def assemble(
         {
             **settings.section("pipeline"),
             "stage": run.stage,
+            "engine": run.engine,
             "impl": run.impl,
             "master": run.master,
             "bootstrap": bootstrap,

@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engines.registry import engine_for
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
@@ -263,7 +262,7 @@ class Run:
             )
 
     def _start_pipeline(self) -> None:
-        if engine_for(self.run.stage).name == "spark":
+        if self.run.runs_on().name == "spark":
             self.console.step(f"starting the Spark job (master {self.config.pipeline.master})")
         else:
             self.console.step("starting the floor: a plain Kafka consume→produce loop")
@@ -353,6 +352,7 @@ class Run:
         info = RunInfo(
             id=self.run_id,
             stage=self.run.stage,
+            engine=self.run.runs_on().name,
             output_topic=self.topics.output,
             input_topics=tuple(self.topics.inputs),
             impl=self.run.impl,

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.base import IMPLS, Impl
+from engines.base import IMPLS, Engine, Impl
 from engines.config import PipelineConfig
-from engines.registry import engine_for
+from engines.registry import NAMES as ENGINES
+from engines.registry import chosen
 from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
 from ground.config import require
 from ground.errors import ConfigError
@@ -41,6 +42,7 @@ DERIVED: dict[str, dict[str, str]] = {
     },
     "pipeline": {
         "stage": "[run] stage",
+        "engine": "[run] engine",
         "impl": "[run] impl",
         "master": "[run] master",
         "bootstrap": "[run] bootstrap",
@@ -65,6 +67,15 @@ class RunConfig:
 
     stage: str = field(
         default="ingest", metadata={"help": "last stage of the pipeline", "choices": STAGES}
+    )
+    engine: str = field(
+        default="",
+        metadata={
+            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
+            "as the floor whatever is named",
+            "default": "the stage's: spark, the floor for the floor",
+            "choices": ENGINES,
+        },
     )
     impl: Impl = field(
         default="builtin",
@@ -244,14 +255,19 @@ class RunConfig:
         for the others, whose every output needs only inputs of the measured period."""
         return self.tail_s if stage(self.stage).window else 0.0
 
+    def runs_on(self) -> Engine:
+        """The engine that runs this run's stage (``engine``, or the stage's default)."""
+        return chosen(self.engine, self.stage)
+
     @property
     def shortest_warmup_s(self) -> float:
         """The auto warm-up's shortest: ``warmup_min_s`` capped by ``warmup_max_s``; none for
         the floor, which runs no JVM (nothing of it compiles late)."""
-        return min(self.warmup_min_s, self.warmup_max_s) if engine_for(self.stage).warms_up else 0.0
+        return min(self.warmup_min_s, self.warmup_max_s) if self.runs_on().warms_up else 0.0
 
     def __post_init__(self) -> None:
         stage(self.stage)  # each raises ConfigError naming what is known
+        self.runs_on()
         workload(self.workload)
         require(self.impl in IMPLS, f"impl must be one of {', '.join(IMPLS)}: {self.impl!r}")
         require(self.rate > 0, f"rate must be > 0, got {self.rate}")
@@ -296,10 +312,9 @@ class RunConfig:
         )
         require(self.fault_down_s > 0, "fault_down_s must be > 0")
         require(
-            self.fault not in ENGINE_FAULTS or self.fault in engine_for(self.stage).faults,
-            f"{self.fault} is a fault of an engine's job, and {engine_for(self.stage).title} "
-            f"takes none of that kind (it takes: "
-            f"{', '.join(engine_for(self.stage).faults) or 'none'})",
+            self.fault not in ENGINE_FAULTS or self.fault in self.runs_on().faults,
+            f"{self.fault} is a fault of an engine's job, and {self.runs_on().title} "
+            f"takes none of that kind (it takes: {', '.join(self.runs_on().faults) or 'none'})",
         )
         require(
             self.fault != "worker-loss" or self.master.startswith("spark://"),

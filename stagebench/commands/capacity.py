@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from engines.registry import engine_for, stages_of
+from engines.registry import chosen, stages_of
 from ground import rundir
 from ground.config import from_mapping
 from ground.errors import ConfigError, SparkError
@@ -65,7 +65,7 @@ def run(args) -> int:
     results: list[CapacityResult] = []
     failed = False
     for name in stages:
-        impl = base.impl if base.impl in engine_for(name).impls(name) else "builtin"
+        impl = base.impl if base.impl in chosen(base.engine, name).impls(name) else "builtin"
         for attempt in range(args.repeat):
             result = _one_search(name, impl, base, settings, criteria, args, budget_s, console)
             results.append(result)

@@ -58,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, args.bootstrap or "unresolved")
     config = dataclasses.replace(config, bootstrap=resolve(args.bootstrap))
     write_pipeline_config(args.run_dir, config)
-    job = registry.job(registry.engine_for(config.stage))
+    job = registry.job(registry.chosen(config.engine, config.stage))
     return job(config, args.run_dir, args.max_seconds, process.stop_event(), False)

@@ -5,7 +5,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engines.config import TRIGGERS
-from engines.registry import engine_for
+from engines.registry import chosen, engine_for
 from evaluator.comparison_table import format_table
 from ground.config import from_mapping
 from ground.errors import ConfigError
@@ -20,11 +20,12 @@ from stagebench.suite import run_suite, with_trigger
 from stagebench.suite_order import split_trigger
 
 
-def entries(text: str, default_impl: str) -> list[tuple[str, str]]:
+def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[str, str]]:
     """``--stages`` as the suite's (stage[@trigger], impl) pairs: each entry is
-    ``STAGE[/IMPL][@TRIGGER]``, e.g. ``tumbling/custom`` or ``tumbling-union@real-time``.
-    Without ``/IMPL`` a window takes ``default_impl`` (``--impl``) and the other stages
-    Spark's own operators. ConfigError naming the entry that cannot run."""
+    ``STAGE[/IMPL][@TRIGGER]``, e.g. ``tumbling/custom`` or ``tumbling-union@real-time``,
+    run by ``engine_name`` (``--engine``; "": each stage's default). Without ``/IMPL`` a
+    stage takes ``default_impl`` (``--impl``) where its engine has it, else the engine's
+    own operators. ConfigError naming the entry that cannot run."""
     out = []
     for entry in (s.strip() for s in text.split(",") if s.strip()):
         head, trigger = split_trigger(entry)
@@ -37,7 +38,7 @@ def entries(text: str, default_impl: str) -> list[tuple[str, str]]:
             raise ConfigError(
                 f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
             )
-        engine = engine_for(name)
+        engine = chosen(engine_name, name)
         if trigger is not None and trigger not in engine.triggers(name):
             raise ConfigError(f"{entry}: {engine.title}'s {trigger} mode cannot run stage {name!r}")
         impl = impl or (default_impl if default_impl in engine.impls(name) else "builtin")
@@ -53,7 +54,7 @@ def run(args) -> int:
         raise ConfigError("--repeat must be at least 1")
     settings = load(args.config, run_overrides(args))
     base = from_mapping(RunConfig, settings.section("run"), "run")
-    stages_impl = entries(args.stages, base.impl)
+    stages_impl = entries(args.stages, base.impl, base.engine)
     if not args.no_floor and "floor" not in (s for s, _ in stages_impl):
         if base.fault in ENGINE_FAULTS and base.fault not in engine_for("floor").faults:
             print(f"the floor is left out: it cannot take {base.fault}", file=sys.stderr)

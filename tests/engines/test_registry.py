@@ -39,6 +39,14 @@ def test_custom_implementations_exist_for_the_joined_windows_only():
         registry.engine("floor").check("floor", "builtin", "real-time")
 
 
+def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
+    assert registry.chosen("spark", "join").name == "spark"
+    assert registry.chosen("", "join").name == registry.chosen(None, "join").name == "spark"
+    assert registry.chosen("spark", "floor").name == "floor"
+    with pytest.raises(ConfigError, match="floor does not run stage 'join'"):
+        registry.chosen("floor", "join")
+
+
 def test_an_unknown_engine_or_stage_is_refused_by_name():
     with pytest.raises(ConfigError, match=r"unknown engine 'flonk' \(engines: floor, spark\)"):
         registry.engine("flonk")

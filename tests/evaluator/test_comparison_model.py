@@ -26,9 +26,10 @@ ADDED = (
     "recovery_s",
     "settled_s",
     "settled_offset",
+    "engine",
 )
 """Row keys added after the golden documents: a stage written at every update, the
-recovery of runs with disturbances."""
+recovery of runs with disturbances, the runs' stream engine."""
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
@@ -43,6 +44,7 @@ def _suite(tmp_path: Path, monkeypatch, stages: list[str], repeat: int) -> dict:
     assert doc["order"].pop("fixed_first") is False
     run = doc["settings"]["run"]
     assert run.pop("application") == "per-run" and all(run.pop(k) for k in SUITE_ADDED[1:])
+    assert run.pop("engine") == ""  # [run] engine, added since: each stage's default
     return {k: v for k, v in doc.items() if k not in ("suite", "created_at")}
 
 

@@ -10,7 +10,7 @@ names it) was written into the golden file when it was added, and the steadiness
 by the series' length; likewise the recovery's level after each window (``settled``,
 its interval, offset and cause, the baseline's interval) when it was added. The
 evaluator settings removed since (engine, log_scale, plots) were taken out of its
-``config``.
+``config``, and the run's stream engine (``run.engine``, null for these runs) put in.
 """
 
 import dataclasses

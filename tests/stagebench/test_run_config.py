@@ -133,6 +133,11 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
         ({"lead_in_s": -5}, "lead_in_s must be >= 0"),
         ({"warmup_min_s": -1}, "warmup_min_s must be >= 0"),
         ({"fault": "flood"}, "fault must be one of"),
+        (
+            {"stage": "join", "engine": "floor"},
+            "floor does not run stage 'join'",
+        ),
+        ({"engine": "flink"}, r"unknown engine 'flink' \(engines: floor, spark\)"),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),
         (
@@ -234,3 +239,12 @@ def test_summary_table_shows_latency_completeness_and_warnings():
     text = format_runs([summary])
     assert "join" in text and "1,200" in text and " 102 " in text and " 210 " in text
     assert text.splitlines()[-1] == "WARNING: publisher fell behind"
+
+
+def test_a_run_names_its_engine_and_the_floor_runs_as_the_floor():
+    assert (
+        from_mapping(RunConfig, {"stage": "join", "engine": "spark"}, "run").runs_on().name
+        == "spark"
+    )
+    floor = from_mapping(RunConfig, {"stage": "floor", "engine": "spark"}, "run")
+    assert floor.runs_on().name == "floor" and floor.shortest_warmup_s == 0.0

@@ -95,7 +95,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     # the floor and ingest: the join runs whole in the fault, malformed-input, NDW and
     # compose tests, the windows in test_run_custom_sliding and the pipeline tests
     result = stagebench(
-        "suite", "--stages", "ingest", *SHORT, *SHARED,
+        "suite", "--stages", "ingest", "--engine", "spark", *SHORT, *SHARED,
         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -103,6 +103,7 @@ def test_suite_runs_the_ladder_and_orders_the_stages(kafka_bootstrap, tmp_path):
     comparison = json.loads((suite_dir / "comparison.json").read_text())
     rows = comparison["stages"]
     assert [r["stage"] for r in rows] == ["floor", "ingest"]  # the floor comes first
+    assert [r["engine"] for r in rows] == ["floor", "spark"]  # the floor stays the floor
     summaries = {
         row["stage"]: assert_complete_run(Path(row["run_dir"]), row["stage"], kafka_bootstrap)
         for row in rows
