@@ -11,7 +11,7 @@ other field, each of its JSON type (a float field may be written as a JSON
 integer, as a reader with a schema accepts), none null or empty, and every
 number within its field's :data:`RANGES`. The parse stage decides the same with
 one Spark expression built from the same tables,
-:func:`ground.malformed_spark.valid_input`.
+:func:`engines.spark.malformed.valid_input`.
 """
 
 import json

@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from engines.spark.malformed import valid_input
 from engines.spark.schema import struct
 from ground.contract import (
     FLOW,
@@ -46,7 +47,6 @@ from ground.contract import (
     WINDOW_END,
     WINDOW_START,
 )
-from ground.malformed_spark import valid_input
 
 EVENT_TIME = "_event_time"
 """Internal timestamp column carrying the watermark (observation time) between stages."""
@@ -83,7 +83,7 @@ def parse(ingested: DataFrame, metric: Any = PARSE_METRIC) -> DataFrame:
     ``metric`` is the name (or a ``pyspark.sql.Observation``) of the observed metric
     with ``records`` and ``malformed`` counts; a streaming query reports it in each
     progress event. Malformed: what :mod:`ground.malformed` says
-    (:func:`ground.malformed_spark.valid_input`).
+    (:func:`engines.spark.malformed.valid_input`).
     """
     parsed = ingested.withColumn("_p", F.from_json(F.col(RECORD), INPUT_SCHEMA))
     speed = F.col(f"_p.{SPEED}")

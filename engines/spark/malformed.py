@@ -3,8 +3,7 @@
 The parse stage (:func:`engines.spark.transforms.parse`) drops every input it finds
 invalid with :func:`valid_input`. It is built from the same tables as
 :func:`ground.malformed.problems` (fields, their types, ranges), so it agrees with
-the pure-Python definition the publisher and the evaluator use. Only the Spark engine
-imports this module: the rest of ``ground`` loads without pyspark.
+the pure-Python definition the publisher and the evaluator use.
 """
 
 from collections.abc import Callable
