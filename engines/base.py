@@ -19,7 +19,7 @@ process). The bench knows an engine only through this record and
   drained (:mod:`ground.rundir` names the files).
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -65,6 +65,14 @@ class Engine:
     application)."""
     notes: Mapping[str, str] = field(default_factory=dict)
     """Why an execution mode leaves stages out, by mode, for the error that refuses one."""
+    versions: Callable[[], Mapping[str, str | None]] = dict
+    """The versions of what its latency depends on, by name, for every result (called in
+    a run: it may load the engine's runtime)."""
+    smoke: str | None = None
+    """A module whose ``read_back(bootstrap, topic, master)`` reads a topic back through
+    the engine and returns ``(timestamps, version)``: each record's (timestamp type as
+    confluent-kafka numbers it, epoch ms), and the engine's version
+    (``stagebench smoke``); None: the engine has no such check."""
 
     def runs(self, stage: str) -> bool:
         return stage in self.stages

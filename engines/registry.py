@@ -71,3 +71,13 @@ def job(found: Engine) -> Callable[..., int]:
     :data:`engines.process.Job`), imported now: in the process that runs the job."""
     run: Callable[..., int] = importlib.import_module(found.job).run
     return run
+
+
+def smoke(found: Engine) -> Callable[[str, str, str], tuple[list[tuple[int, int]], str]]:
+    """The engine's ``read_back`` (:attr:`engines.base.Engine.smoke`), imported now;
+    ConfigError for an engine without one."""
+    if found.smoke is None:
+        raise ConfigError(f"{found.title} has no smoke test")
+    read_back: Callable[[str, str, str], tuple[list[tuple[int, int]], str]]
+    read_back = importlib.import_module(found.smoke).read_back
+    return read_back

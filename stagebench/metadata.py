@@ -11,8 +11,8 @@ from pathlib import Path
 
 import psutil
 
+from engines import registry
 from ground.jvm.java import java_executable, java_version
-from ground.jvm.spark import kafka_connector
 from ground.kafka import KAFKA_VERSION
 from stagebench import __version__
 
@@ -53,8 +53,7 @@ def versions(kafka: str | None = KAFKA_VERSION) -> dict[str, str | None]:
         "stagebench": __version__,
         "stagebench_commit": source_commit(),
         "python": platform.python_version(),
-        "pyspark": _dist_version("pyspark"),
-        "spark_kafka_connector": kafka_connector().rsplit(":", 1)[1],
+        **{k: v for found in registry.engines() for k, v in found.versions().items()},
         "kafka_broker": kafka,
         "confluent_kafka": _dist_version("confluent-kafka"),
         "java": str(java_version(java_executable())),

@@ -164,7 +164,7 @@ def unique() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    from ground.jvm.spark import build_session
+    from engines.spark.session import build_session
 
     yield build_session(
         "stagebench-tests",

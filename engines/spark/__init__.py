@@ -8,12 +8,25 @@ application a suite's runs share; ``schema`` gives the message fields their Spar
 types, from :mod:`ground.contract`. Importing this package loads no Spark.
 """
 
+from importlib.metadata import version
+
 from engines.base import PROCESSING_TIME, Engine, Support
 
 REAL_TIME = "real-time"
 """Spark 4.3's real-time mode: continuous, with a checkpoint interval."""
 
 _BOTH = (PROCESSING_TIME, REAL_TIME)
+
+
+def _versions() -> dict[str, str | None]:
+    """PySpark's and its Kafka connector's (resolved on first use, then cached)."""
+    from engines.spark.session import kafka_connector
+
+    return {
+        "pyspark": version("pyspark"),
+        "spark_kafka_connector": kafka_connector().rsplit(":", 1)[1],
+    }
+
 
 ENGINE = Engine(
     name="spark",
@@ -31,6 +44,8 @@ ENGINE = Engine(
     warms_up=True,
     faults=("engine-restart", "worker-loss"),
     shared_session=True,
+    versions=_versions,
+    smoke="engines.spark.smoke",
     notes={
         REAL_TIME: "join, tumbling and sliding contain the stream-stream join, which "
         "real-time mode cannot run: Spark refuses it with "

@@ -6,7 +6,7 @@ A run hands the job its configuration as JSON: the bench writes
 ``spark-submit engines/spark/job.py --config pipeline.json`` runs the same job (the
 config's ``master`` wins over spark-submit's). Under spark-submit the JVM runs
 before the session is built, so the Kafka connector must come on the command
-line: ``--jars`` with the jars of ``ground.jvm.spark.connector_jars()`` joined by
+line: ``--jars`` with the jars of ``engines.spark.session.connector_jars()`` joined by
 commas (checked), or ``--packages`` where Ivy can reach Maven Central.
 
 The run directory receives ``engine_progress.jsonl`` (listener events) and
@@ -28,11 +28,11 @@ from engines import process
 from engines.config import PipelineConfig
 from engines.spark import ENGINE, custom, transforms
 from engines.spark.progress import ProgressWriter
+from engines.spark.session import build_session
 from engines.spark.sink import kafka_writer
 from engines.spark.source import read_inputs
 from ground import rundir
 from ground.errors import ConfigError, SparkError
-from ground.jvm.spark import build_session
 from ground.kafka.topics import admin_client
 from ground.stages import chain
 

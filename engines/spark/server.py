@@ -39,10 +39,10 @@ from engines.config import PipelineConfig
 from engines.process import load_config, stop_event
 from engines.spark.job import first_line, plain_local_files, prepare, ready, start
 from engines.spark.progress import ProgressWriter
+from engines.spark.session import build_session
 from engines.spark.sink import query_name
 from ground import rundir
 from ground.errors import StagebenchError
-from ground.jvm.spark import build_session
 
 log = logging.getLogger(__name__)
 

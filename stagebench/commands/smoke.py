@@ -1,40 +1,25 @@
 """``stagebench smoke``: the whole chain in half a minute.
 
-Broker reachable → fresh LogAppendTime topics → produce → Spark reads them
-back through the Kafka connector and sees LogAppendTime (``timestampType`` 1).
+Broker reachable → fresh LogAppendTime topics → produce → the engine reads them
+back through its Kafka connector and sees LogAppendTime (Spark: ``timestampType`` 1).
 """
 
 import time
 
-from confluent_kafka import Producer
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Producer
 
+from engines import registry
 from ground.errors import SparkError
-from ground.jvm.spark import build_session
 from ground.kafka.naming import new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics, delete_topics
-
-SPARK_LOG_APPEND_TIME = 1
-"""Spark's ``timestampType`` for LogAppendTime (confluent-kafka numbers it 2)."""
-
-
-def spark_read_timestamps(spark, bootstrap: str, topic: str) -> list[tuple[int, int]]:
-    """(timestampType, epoch ms) of every record of ``topic``, read by Spark in batch."""
-    rows = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .load()
-        .selectExpr("timestampType", "CAST(unix_millis(timestamp) AS BIGINT) AS ms")
-        .collect()
-    )
-    return [(row.timestampType, row.ms) for row in rows]
 
 
 def run(args) -> int:
 
     began = time.monotonic()
+    engine = registry.engine(args.engine)
+    read_back = registry.smoke(engine)
     bootstrap = resolve(args.bootstrap)
     topic = f"stagebench-smoke-{new_run_id()}"
     create_topics(bootstrap, [topic])
@@ -46,22 +31,17 @@ def run(args) -> int:
         if producer.flush(30):
             raise SparkError("not every smoke record was delivered within 30 s")
         print(f"Kafka at {bootstrap}: {args.messages} records written to {topic}")
-        spark = build_session("stagebench-smoke", master=args.master)
-        try:
-            records = spark_read_timestamps(spark, bootstrap, topic)
-            version = spark.version
-        finally:
-            spark.stop()
+        records, version = read_back(bootstrap, topic, args.master)
     finally:
         delete_topics(bootstrap, [topic])
     types = {t for t, _ in records}
-    if len(records) != args.messages or types != {SPARK_LOG_APPEND_TIME}:
+    if len(records) != args.messages or types != {TIMESTAMP_LOG_APPEND_TIME}:
         raise SparkError(
-            f"Spark read {len(records)} of {args.messages} records with timestamp types "
-            f"{sorted(types)}; expected all LogAppendTime ({SPARK_LOG_APPEND_TIME})"
+            f"{engine.title} read {len(records)} of {args.messages} records with timestamp "
+            f"types {sorted(types)}; expected all LogAppendTime ({TIMESTAMP_LOG_APPEND_TIME})"
         )
     print(
-        f"Spark {version} read all {len(records)} records back with LogAppendTime timestamps; "
-        f"smoke test passed in {time.monotonic() - began:.1f} s"
+        f"{engine.title} {version} read all {len(records)} records back with LogAppendTime "
+        f"timestamps; smoke test passed in {time.monotonic() - began:.1f} s"
     )
     return 0

@@ -1,5 +1,6 @@
 """The parsers of the commands that set up and check Kafka: broker, topics, smoke."""
 
+from engines.registry import NAMES, engine
 from ground.kafka import MAX_BROKERS
 from stagebench.parsers.shared import Subparsers, add_bootstrap, flag, handler
 
@@ -87,4 +88,10 @@ def smoke(sub: Subparsers) -> None:
         "--messages", type=int, default=100, help="records to produce (default: %(default)s)"
     )
     parser.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
+    parser.add_argument(
+        "--engine",
+        default="spark",
+        choices=[name for name in NAMES if engine(name).smoke],
+        help="the engine that reads the records back (default: %(default)s)",
+    )
     handler(parser, "smoke:run")

@@ -135,7 +135,7 @@ def test_validate_input_accepts_a_good_message_and_names_problems():
 def test_the_connector_jars_leave_out_the_libraries_pyspark_ships():
     import pyspark
 
-    from ground.jvm.spark import _artifact, base_conf, connector_jars
+    from engines.spark.session import _artifact, base_conf, connector_jars
 
     jars = connector_jars()
     names = {_artifact(jar.name) for jar in jars}

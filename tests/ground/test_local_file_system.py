@@ -24,7 +24,7 @@ OURS = {FILE_SCHEME_CONF: FILE_SYSTEM_CLASS}
 # class and the modes it left; a `chmod` first on PATH logs each fork.
 WRITER = """
 import json, os, sys
-from ground.jvm.spark import build_session
+from engines.spark.session import build_session
 from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 root = sys.argv[2]
 conf = {FILE_SCHEME_CONF: FILE_SYSTEM_CLASS} if sys.argv[1] == "jvm" else {}
