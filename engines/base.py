@@ -50,8 +50,6 @@ class Engine:
     name: str
     title: str
     """The name in sentences ("Spark", "the floor")."""
-    does: str
-    """One line for help texts and reports."""
     stages: Mapping[str, Support]
     """The stages it runs, by name, in ladder order."""
     job: str
@@ -88,13 +86,13 @@ class Engine:
     def check(self, stage: str, impl: str, trigger: str = PROCESSING_TIME) -> None:
         """ConfigError unless the engine runs ``stage`` as ``impl`` in ``trigger`` mode."""
         support = self._support(stage)
+        if impl not in IMPLS:
+            raise ConfigError(f"impl must be one of {', '.join(IMPLS)}, got {impl!r}")
         if impl not in support.impls:
             has = [name for name, s in self.stages.items() if impl in s.impls]
-            raise ConfigError(
-                f"impl {impl!r} exists only for {has}, not for stage {stage!r}"
-                if has
-                else f"impl must be one of {', '.join(support.impls)}, got {impl!r}"
-            )
+            if not has:
+                raise ConfigError(f"{self.title} has no {impl} implementation (stage {stage!r})")
+            raise ConfigError(f"impl {impl!r} exists only for {has}, not for stage {stage!r}")
         if trigger not in support.triggers:
             has = [name for name, s in self.stages.items() if trigger in s.triggers]
             why = self.notes.get(trigger)

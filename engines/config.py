@@ -67,6 +67,7 @@ class PipelineConfig:
             "help": "the stream engine that runs the stage (floor, spark); the floor runs "
             "as the floor whatever is named",
             "default": "the stage's: spark, the floor for the floor",
+            "choices": registry.NAMES,
         },
     )
     impl: Impl = dataclasses.field(

@@ -54,9 +54,9 @@ def chosen(name: str | None, stage: str) -> Engine:
     "": the stage's default). The floor, the rung every engine's ladder stands on, runs
     as the floor whatever is named; ConfigError when the named engine does not run the
     stage."""
-    if not name or known_stage(stage).builds_on is None:
+    found = engine(name) if name else None
+    if found is None or known_stage(stage).builds_on is None:
         return engine_for(stage)
-    found = engine(name)
     found.impls(stage)
     return found
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-# What two runs of one comparison must share besides stage and implementation:
+# What two runs of one comparison must share besides stage, engine and implementation:
 # these keys of summary.json's ``run`` section, and every key of these ``config``
 # sections but the ones below.
 RUN_KEYS = ("rate", "workload", "duration_s", "bootstrap")
@@ -22,11 +22,11 @@ NOT_COMPARED = {
     # run.bootstrap — the Kafka actually used —, [run] master, [evaluator] warmup_s)
     # a suite's shared Spark application: each run records in its warm-up whether it
     # ran there, and its figures are those of a job of its own (docs/method.md)
-    "run": {"stage", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
+    "run": {"stage", "engine", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
             "warmup_s", "application", "app_warmup_s", "app_warmup_rate",
             "warm_settle_window_s"},
     "publisher": {"speed_topic", "flow_topic", "rate", "workload", "duration_s"},
-    "pipeline": {"stage", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
+    "pipeline": {"stage", "engine", "impl", "run_id", "output_topic", "speed_topic", "flow_topic",
                  "checkpoint_dir", "bootstrap", "master"},
     # settings older runs hold and the evaluator no longer has: no number depended on them
     "evaluator": {"plots", "log_scale", "engine"},

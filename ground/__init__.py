@@ -7,7 +7,7 @@
 - :mod:`ground.rundir` names every file of a run directory;
 - :mod:`ground.errors` and :mod:`ground.config`: one root exception, typed configs;
 - :mod:`ground.kafka`: which Kafka, the embedded broker, one-clock topics, the broker clock;
-- :mod:`ground.jvm`: Java discovery, Ivy and the Spark session with the Kafka connector.
+- :mod:`ground.jvm`: Java discovery, Ivy and the jars PySpark ships.
 
 ``publisher``, ``engines`` and ``evaluator`` import only this package; the
 bench (``stagebench``) composes all of them (docs/method.md explains the method).

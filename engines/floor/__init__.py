@@ -6,7 +6,6 @@ from engines.base import Engine, Support
 ENGINE = Engine(
     name="floor",
     title="the floor",
-    does="a minimal Kafka consumer and producer in Python, copying every record",
     stages={"floor": Support()},
     job="engines.floor.loop",
 )

@@ -31,7 +31,6 @@ def _versions() -> dict[str, str | None]:
 ENGINE = Engine(
     name="spark",
     title="Spark",
-    does="Spark Structured Streaming (PySpark), micro-batches or real-time mode",
     stages={
         "ingest": Support(triggers=_BOTH),
         "parse": Support(triggers=_BOTH),

@@ -37,6 +37,10 @@ def test_custom_implementations_exist_for_the_joined_windows_only():
         spark.check("tumbling-union", "custom")
     with pytest.raises(ConfigError, match="the floor has no real-time mode"):
         registry.engine("floor").check("floor", "builtin", "real-time")
+    with pytest.raises(ConfigError, match="the floor has no custom implementation"):
+        registry.engine("floor").check("floor", "custom")
+    with pytest.raises(ConfigError, match="impl must be one of builtin, custom, got 'fast'"):
+        spark.check("ingest", "fast")
 
 
 def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
@@ -45,6 +49,8 @@ def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
     assert registry.chosen("spark", "floor").name == "floor"
     with pytest.raises(ConfigError, match="floor does not run stage 'join'"):
         registry.chosen("floor", "join")
+    with pytest.raises(ConfigError, match="unknown engine 'flink'"):
+        registry.chosen("flink", "floor")
 
 
 def test_an_unknown_engine_or_stage_is_refused_by_name():
@@ -68,8 +74,7 @@ def test_an_engine_of_its_own_enters_by_its_subpackage_and_its_name(monkeypatch)
     its package and its name in the registry."""
     package = types.ModuleType("engines.echo")
     package.ENGINE = Engine(  # type: ignore[attr-defined]
-        name="echo", title="echo", does="the floor's loop, named echo",
-        stages={"floor": Support()}, job="engines.floor.loop",
+        name="echo", title="echo", stages={"floor": Support()}, job="engines.floor.loop",
     )  # fmt: skip
     monkeypatch.setitem(sys.modules, "engines.echo", package)
     monkeypatch.setattr(registry, "NAMES", ("echo", *registry.NAMES))
@@ -78,7 +83,7 @@ def test_an_engine_of_its_own_enters_by_its_subpackage_and_its_name(monkeypatch)
         assert registry.engine_for("floor").name == "echo"
         assert registry.job(registry.engine("echo")).__module__ == "engines.floor.loop"
         package.ENGINE = Engine(  # type: ignore[attr-defined]
-            name="echo", title="echo", does="", stages={"flooor": Support()}, job=""
+            name="echo", title="echo", stages={"flooor": Support()}, job=""
         )
         registry.engine.cache_clear()
         with pytest.raises(

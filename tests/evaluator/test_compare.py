@@ -230,6 +230,18 @@ def test_differences_name_every_run_on_a_tie_and_count_absent_values():
     assert differences({"results/x": summaries["results/x"]}) == []
 
 
+def test_runs_named_an_engine_compare_with_runs_before_engines_were_named():
+    """The engine is a row's, as its stage and implementation are: a run of `--engine
+    spark` compares with a default run and with one whose config has no engine."""
+    summaries = {
+        "results/x": {"run": {"stage": "floor"}, "config": {"run": {"engine": "spark"},
+                                                           "pipeline": {"engine": "spark"}}},
+        "results/y": {"run": {"stage": "ingest"}, "config": {"run": {"engine": ""}}},
+        "results/z": {"run": {"stage": "join"}, "config": {"run": {}}},
+    }  # fmt: skip
+    assert differences(summaries) == []
+
+
 def test_one_run_keeps_its_own_interval(tmp_path):
     ci = _ci((431.0, 466.0), (700.0, 820.0))
     run_dir = _run(tmp_path, "a", "join", "builtin", 448.0, 600.0, 764.0,
