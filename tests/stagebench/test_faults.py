@@ -127,13 +127,22 @@ def test_the_join_recovers_from_a_fault_and_the_run_says_how(home, tmp_path, fau
     if fault != "engine-restart":  # the window ends with the first input after the outage
         assert window["end_ms"] - window["start_ms"] >= DOWN_S * 1000, window
     assert window["first_output_after_s"] is not None
-    assert window["recovered"] and window["recovery_s"] >= 0, (window, _conditions(summary))
     assert window["peak_ms"] >= window["baseline_p50_ms"] > 0
+    # the latency comes back: to the level before, or (a restarted JVM that runs cold, a
+    # host that slowed under the run: one CI run settled at +51 % [+19–+114 %] on a host
+    # whose pace fell 35 %) to a steady level shown to be another, which the run names
+    if window["recovered"]:
+        assert window["recovery_s"] >= 0, window
+        assert f"1 disturbance(s) ({fault}): recovered 1 of 1" in result.stdout
+    else:
+        assert window["settled"] is True and window["level"] == "new", (
+            window, _conditions(summary)
+        )  # fmt: skip
+        assert f"settled {window['settled_s']:g} s after the {fault}" in result.stdout
     records = summary["records"]
     # the publisher is idempotent: a retry across the outage appends no input twice
     assert (records["missing"], records["duplicates"], 0) == independent_counts(run_dir)
     assert records["missing"] == 0, records
-    assert f"1 disturbance(s) ({fault}): recovered 1 of 1" in result.stdout
     assert not _job_pids(results)
 
 
