@@ -20,10 +20,10 @@ import sys
 import threading
 import time
 
-from ground.jvm.ivy import classpath
-from ground.jvm.ivy import resolve as resolve_jars
+from ground.jvm import maven
 from ground.jvm.java import java_executable
 from ground.kafka import KAFKA_VERSION
+from ground.kafka.broker import BROKER_JARS
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
 from publisher.codec import LaneEncoder
@@ -32,6 +32,11 @@ from publisher.model import make_locations
 from publisher.producer import publish
 
 TOOL = "org.apache.kafka.tools.ProducerPerformance"
+KAFKA_TOOLS = maven.Pin.parse(
+    f"org.apache.kafka:kafka-tools:{KAFKA_VERSION} 2fed3bcaa4420a6710a195ae8366893b3a8703a1"
+)
+"""The tool's jar; the libraries it needs are the broker's (not kafka-tools' own runtime
+closure, which brings Kafka Connect's)."""
 # Far above the capacity of either producer on a small machine; a high time
 # scale keeps the location pool small (rate = 2 × lanes × minutes per second).
 FLAT_OUT_RATE = 4_000_000.0
@@ -80,13 +85,16 @@ def publisher_rate(bootstrap: str, seconds: float, acks: str, linger_ms: float) 
 
 
 def kafka_tool_rate(bootstrap: str, records: int, size: int, acks: str, linger_ms: float) -> float:
-    jars = resolve_jars([f"org.apache.kafka:kafka-tools:{KAFKA_VERSION}"])
+    jars = [
+        *maven.resolve(BROKER_JARS, "the Kafka broker's jars"),  # the broker's own cache
+        *maven.resolve([KAFKA_TOOLS], "Kafka's producer benchmark"),
+    ]
     topic = f"bench-tool-{time.time_ns()}"
     create_topics(bootstrap, [topic])
     cmd = [
         java_executable(),
         "-cp",
-        classpath(jars),
+        maven.classpath(jars),
         TOOL,
         "--topic", topic,
         "--num-records", str(records),

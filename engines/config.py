@@ -14,10 +14,15 @@ from engines import registry
 from engines.base import Impl
 from ground.config import require
 from ground.errors import ConfigError
-from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from ground.stages import stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+FILE_SCHEME_CONF = "spark.hadoop.fs.file.impl"
+"""The Spark setting that makes a class Hadoop's ``file:`` file system."""
+FILE_SYSTEM_CLASS = "stagebench.hadoop.NioLocalFileSystem"
+"""``[pipeline] file_permissions = "jvm"``: Hadoop's local file system with Java's own chmod
+call, which the Spark engine compiles and puts on the driver's class path
+(:mod:`engines.spark.local_file_system`)."""
 LOCAL_CHECKPOINT_CONF = {
     "spark.sql.streaming.checkpointFileManagerClass": (
         "org.apache.spark.sql.execution.streaming.checkpointing."
@@ -183,13 +188,13 @@ class PipelineConfig:
         default="jvm",
         metadata={
             "help": "a local checkpoint with a local master: how each new file gets its "
-            "permissions, jvm (Java's own chmod call, ground/jvm/LocalFileSystem.scala) or "
+            "permissions, jvm (Java's own chmod call, engines/spark/LocalFileSystem.scala) or "
             "chmod (Hadoop's own without its native library: a chmod process per file)"
         },
     )
     """Hadoop forks ``chmod`` for each file a local checkpoint gets, and the micro-batch
     waits for it: two per ingest batch, about 4 ms each from the driver's JVM on a
-    2-core VM (ground/jvm/local_file_system.py). With Java's own call three Quick start
+    2-core VM (engines/spark/local_file_system.py). With Java's own call three Quick start
     suites there gave ingest 24, 24 and 21 ms and join 259, 253 and 236, where three
     with the forks had given 29, 31 and 38 and 287, 284 and 279
     (docs/spark.md#settings-stagebench-makes). Only a local master runs the tasks in the

@@ -241,8 +241,9 @@ class Summary:
     versions: dict[str, str | None] = field(
         metadata=key_doc(
             "the run's (stagebench, stagebench_commit: the git commit stagebench ran from, "
-            '"-dirty" with changes, null outside a git work tree; python, pyspark, '
-            "spark_kafka_connector, kafka_broker, java, …) and the evaluator's libraries"
+            '"-dirty" with changes, null outside a git work tree; python, each engine\'s '
+            "(engines.base.Engine.versions; the Spark engine's: its Spark release and "
+            "spark_kafka_connector), kafka_broker, java, …) and the evaluator's libraries"
         )
     )
     config: Section = field(

@@ -7,7 +7,7 @@
 - :mod:`ground.rundir` names every file of a run directory;
 - :mod:`ground.errors` and :mod:`ground.config`: one root exception, typed configs;
 - :mod:`ground.kafka`: which Kafka, the embedded broker, one-clock topics, the broker clock;
-- :mod:`ground.jvm`: Java discovery, Ivy and the jars PySpark ships.
+- :mod:`ground.jvm`: Java discovery, pinned jars from Maven Central, heap readings.
 
 ``publisher``, ``engines`` and ``evaluator`` import only this package; the
 bench (``stagebench``) composes all of them (docs/method.md explains the method).

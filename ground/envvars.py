@@ -13,7 +13,7 @@ JAVA_HOME = "JAVA_HOME"
 """Java runtime used for the broker (default: ``java`` on PATH)."""
 
 SPARK_KAFKA_VERSION = "STAGEBENCH_SPARK_KAFKA_VERSION"
-"""Release of spark-sql-kafka-0-10 to use (default: the PySpark version if published)."""
+"""Release of spark-sql-kafka-0-10 to use (default: the installed Spark's if published)."""
 
 TEST_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
 """Test fixtures use this Kafka instead of starting one."""

@@ -5,7 +5,10 @@ DataFrame transforms.
 sliding; ``custom``: the windows in transformWithStateInPandas) → ``sink`` (Kafka out),
 run by ``job`` with ``progress`` recording the query listener's events; ``server`` is the
 application a suite's runs share; ``schema`` gives the message fields their Spark
-types, from :mod:`ground.contract`. Importing this package loads no Spark.
+types, from :mod:`ground.contract`. ``session`` starts Spark with the Kafka connector,
+resolved by ``ivy`` (PySpark's own Ivy, found among the jars PySpark ships:
+``pyspark_jars``), and Hadoop's local file system without a ``chmod`` fork per file
+(``local_file_system``, ``LocalFileSystem.scala``). Importing this package loads no Spark.
 """
 
 from importlib.metadata import version

@@ -2,7 +2,7 @@
 
 The connector (``spark-sql-kafka-0-10``) is not bundled with PySpark; it is
 resolved with its dependencies by the Ivy that PySpark ships, once, and its jars
-cached (:func:`ground.jvm.ivy.resolve`); every session then names those files in
+cached (:func:`engines.spark.ivy.resolve`); every session then names those files in
 ``spark.jars``. ``spark.jars.packages`` would resolve it again at every start: on a
 2-core machine a session took 20 s with the packages and 10 s with the cached jars
 (less what PySpark ships itself).
@@ -20,11 +20,11 @@ import pyspark
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from engines.spark import ivy, pyspark_jars
+from engines.spark.local_file_system import on_class_path
 from ground import envvars, paths
 from ground.errors import ResolveError, SparkError
-from ground.jvm import ivy, pyspark_jars
 from ground.jvm.java import java_executable
-from ground.jvm.local_file_system import on_class_path
 
 log = logging.getLogger(__name__)
 

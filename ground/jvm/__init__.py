@@ -1,3 +1,3 @@
-"""The JVM side: a Java 17+ runtime (:mod:`.java`), Maven artifacts through PySpark's Ivy
-(:mod:`.ivy`), the jars PySpark ships (:mod:`.pyspark_jars`) and JVM heap readings
-(:mod:`.heap`). The Spark session is the Spark engine's (:mod:`engines.spark.session`)."""
+"""The JVM side: a Java 17+ runtime (:mod:`.java`), pinned jars from Maven Central
+(:mod:`.maven`) and JVM heap readings (:mod:`.heap`). Spark's jars, and how they are found
+and resolved, are the Spark engine's (:mod:`engines.spark`)."""

@@ -1,7 +1,8 @@
 """The embedded broker: a real Apache Kafka (KRaft) on 127.0.0.1, one node or several.
 
 For machines without Docker and without a Kafka of their own. The official
-broker jars are resolved from Maven Central (``ground.jvm.ivy``), storage is
+broker jars, pinned to exact versions and checksums (``broker_jars.txt``), are
+downloaded from Maven Central once (:mod:`ground.jvm.maven`); storage is
 formatted, and ``kafka.Kafka`` runs as a detached JVM per node in combined
 broker+controller mode with ``log.message.timestamp.type=LogAppendTime``.
 Several nodes (``brokers``) form one cluster with a static controller quorum
@@ -28,7 +29,7 @@ import psutil
 from confluent_kafka.admin import AdminClient
 
 from ground.errors import BrokerError
-from ground.jvm import ivy
+from ground.jvm import maven
 from ground.jvm.java import java_executable
 from ground.kafka import KAFKA_VERSION, MAX_BROKERS
 from ground.kafka.broker_config import cluster_id, log4j2_properties, server_properties
@@ -38,12 +39,9 @@ from ground.paths import state_dir
 
 log = logging.getLogger(__name__)
 
-LOG4J_VERSION = "2.25.4"
-BROKER_ARTIFACTS = [
-    f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}",
-    # the official distribution adds the log4j2 binding; the artifact does not depend on it
-    f"org.apache.logging.log4j:log4j-slf4j-impl:{LOG4J_VERSION}",
-]
+BROKER_JARS = maven.read_pins(Path(__file__).with_name("broker_jars.txt"))
+"""The broker's class path: ``kafka_2.13`` at :data:`~ground.kafka.KAFKA_VERSION` with its
+runtime dependencies, and the log4j2 binding the official distribution adds."""
 START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
 
@@ -311,7 +309,7 @@ class EmbeddedBroker:
             f"-Xmx{heap}",
             f"-Dlog4j2.configurationFile={node_home / 'log4j2.properties'}",
             "-cp",
-            ivy.classpath(ivy.resolve(BROKER_ARTIFACTS)),
+            maven.classpath(maven.resolve(BROKER_JARS, "the Kafka broker's jars")),
         ]
 
     def _format(self, node_home: Path, cluster: str, standalone: bool) -> None:

@@ -6,10 +6,15 @@ import sys
 
 import pytest
 
-from engines.config import LOCAL_CHECKPOINT_CONF, ROCKSDB_PROVIDER, PipelineConfig
+from engines.config import (
+    FILE_SCHEME_CONF,
+    FILE_SYSTEM_CLASS,
+    LOCAL_CHECKPOINT_CONF,
+    ROCKSDB_PROVIDER,
+    PipelineConfig,
+)
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from ground.jvm.local_file_system import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from stagebench.cli import build_parser
 from stagebench.commands.pipeline import config_from_args
 

@@ -27,16 +27,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from engines.config import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
+from engines.spark import pyspark_jars
 from ground.errors import SparkError
-from ground.jvm import pyspark_jars
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
-FILE_SYSTEM_CLASS = "stagebench.hadoop.NioLocalFileSystem"
-FILE_SCHEME_CONF = "spark.hadoop.fs.file.impl"
-"""The Spark setting that makes a class Hadoop's ``file:`` file system."""
 SOURCE = Path(__file__).with_name("LocalFileSystem.scala")
 COMPILER = ("scala-compiler", "scala-library", "scala-reflect")
 HADOOP = ("hadoop-client-api", "hadoop-client-runtime")

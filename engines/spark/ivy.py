@@ -1,6 +1,8 @@
-"""Resolving Maven artifacts with the Ivy jar that PySpark ships.
+"""Resolving Maven artifacts with the Ivy jar that PySpark ships: the Kafka connector's.
 
-Users need no Maven: PySpark bundles ``ivy-<version>.jar`` in ``pyspark/jars``,
+Its closure depends on the installed PySpark's release, so it is resolved on the user's
+machine, not pinned as the embedded broker's jars are (:mod:`ground.jvm.maven`). Users
+need no Maven: PySpark bundles ``ivy-<version>.jar`` in ``pyspark/jars``,
 which runs standalone and resolves from Maven Central by default. Resolved
 jars are copied into ``<cache>/jars/<key>/`` and listed in a ``complete``
 marker, so a second resolution of the same coordinates starts no JVM and
@@ -14,8 +16,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from engines.spark import pyspark_jars
 from ground.errors import ResolveError
-from ground.jvm import pyspark_jars
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from ground.jvm import pyspark_jars
+from engines.spark import pyspark_jars
 
 
 def test_finds_a_jar_pyspark_ships_and_none_it_does_not():

@@ -3,7 +3,7 @@
 // Without Hadoop's native library, which PySpark does not ship, RawLocalFileSystem
 // forks `chmod` for every file and directory it creates: two per micro-batch of a
 // stateless query (its offset and commit files), more with state. From a Spark driver
-// each fork took about 4 ms (ground/jvm/local_file_system.py). Files.setPosixFilePermissions
+// each fork took about 4 ms (engines/spark/local_file_system.py). Files.setPosixFilePermissions
 // is chmod(2) itself. A mode it cannot express (sticky, setuid, setgid) or a file system
 // without POSIX permissions goes Hadoop's own way.
 package stagebench.hadoop
