@@ -36,7 +36,7 @@ from pathlib import Path
 import psutil
 
 from ground.jvm.heap import jvm_counters
-from stagebench.resources import MACHINE, Group, ResourceSampler
+from stagebench.resources.sampler import MACHINE, Group, ResourceSampler
 
 TARGET_PCT = 1.0
 SLEEP_JAVA = (

@@ -2,7 +2,7 @@
 
 A child process writes job-shaped outputs to a fresh LogAppendTime topic at
 ``--rate`` (400/s, the default run's output rate at ingest); this process runs
-what a run's warm-up runs: an :class:`~stagebench.watch.OutputWatcher` on that
+what a run's warm-up runs: an :class:`~stagebench.run.watch.OutputWatcher` on that
 topic, asked ``settled()`` every 2 s as the runner does, and the resource
 sampler at 1 sample/s. The cost is this process's whole CPU time (every thread,
 librdkafka's included) over ``--seconds``, as a share of one core. Prints one
@@ -31,9 +31,9 @@ import psutil
 
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
-from stagebench.resources import Group, ResourceSampler
-from stagebench.runner import SETTLE_EVERY_S
-from stagebench.watch import OutputWatcher
+from stagebench.resources.sampler import Group, ResourceSampler
+from stagebench.run.runner import SETTLE_EVERY_S
+from stagebench.run.watch import OutputWatcher
 
 TARGET_PCT = 2.0
 SETTLE_WINDOW_S = 30.0

@@ -149,3 +149,29 @@ def kind(path: Path) -> Kind:
         f"{path} is not a results directory: it holds neither {SUMMARY} (a run), "
         f"{COMPARISON} (a suite) nor {CAPACITY} (a capacity search)"
     )
+
+
+def side_runs(paths: list[Path]) -> list[Path]:
+    """The run directories one side stands for: a suite directory its runs, a run
+    directory itself; EvaluationError naming anything else."""
+    out: list[Path] = []
+    for path in paths:
+        found = kind(path)
+        if found == "capacity":
+            raise EvaluationError(
+                f"{path} is a capacity search: compare its probes' run directories instead"
+            )
+        out += [r.path for r in suite_runs(path)] if found == "suite" else [path]
+    return out
+
+
+def ladder_runs(paths: list[Path]) -> tuple[list[Path], list[int] | None]:
+    """The runs to compare and their rounds: a single suite directory (one with a
+    comparison.json) stands for its runs and the rounds they were made in
+    (:func:`suite_runs`); run directories stand for themselves, without
+    rounds."""
+    if len(paths) != 1 or not (paths[0] / COMPARISON).is_file():
+        return list(paths), None
+    runs = suite_runs(paths[0])
+    rounds = [r.round for r in runs if r.round is not None]
+    return [r.path for r in runs], rounds if len(rounds) == len(runs) else None

@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 
 from ground import envvars
 from tests.kafka_docker import COMPOSE, kafka_image
-from tests.stagebench.test_runs import SHORT, _job_pids, assert_complete_run, stagebench
+from tests.stagebench.run.test_runs import SHORT, _job_pids, assert_complete_run, stagebench
 
 pytestmark = [pytest.mark.docker, pytest.mark.integration, pytest.mark.slow]
 

@@ -12,10 +12,9 @@ from evaluator.compare import compare
 from evaluator.comparison_table import format_table
 from ground import rundir
 from ground.errors import ConfigError
-from stagebench import reference
-from stagebench.commands.compare import ladder_runs
-from stagebench.reference_blocks import Block, blocks, body
-from stagebench.reference_data import REFERENCE_DIR, stored
+from stagebench.reference import render as reference
+from stagebench.reference.blocks import Block, blocks, body
+from stagebench.reference.data import REFERENCE_DIR, stored
 from tests.stagebench.results_dirs import make_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +39,14 @@ def test_ci_runs_the_readme_test_command():
 
 def test_every_doc_s_reference_blocks_are_rendered_from_the_stored_data():
     """The README's sample table and every block of docs/*.md are what ``python -m
-    stagebench.reference render`` makes of docs/reference-data/: a hand edit of a number
+    stagebench.reference.render render`` makes of docs/reference-data/: a hand edit of a number
     fails here."""
     if not stored(ROOT):
         pytest.skip(f"no reference suite stored yet in {REFERENCE_DIR}")
     assert blocks((ROOT / "README.md").read_text()), (
         "README.md has no <!-- reference-table: SUITE --> block for the stored suite"
     )
-    assert unrendered(ROOT) == [], "run: python -m stagebench.reference render"
+    assert unrendered(ROOT) == [], "run: python -m stagebench.reference.render render"
 
 
 def unrendered(root: Path) -> list[str]:
@@ -63,7 +62,7 @@ def unrendered(root: Path) -> list[str]:
 def test_a_suite_stored_renders_its_own_table_into_the_readme(tmp_path, monkeypatch):
     results, root = tmp_path / "results", tmp_path / "clone"
     suite_dir = make_suite(results, ["floor", "ingest", "join"], 1, monkeypatch)
-    run_dirs, rounds = ladder_runs([suite_dir])
+    run_dirs, rounds = rundir.ladder_runs([suite_dir])
     printed = format_table(compare(run_dirs, allow_mixed=True, rounds=rounds))
     root.mkdir()
     (root / "README.md").write_text(

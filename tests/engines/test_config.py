@@ -16,7 +16,7 @@ from engines.config import (
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from stagebench.cli import build_parser
-from stagebench.commands.pipeline import config_from_args
+from stagebench.cli.pipeline import config_from_args
 
 REQUIRED = {
     "stage": "tumbling",

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from stagebench.commands import compare as command
+from stagebench.cli import compare as command
 from tests.evaluator.test_compare import _ci, _config, _paced, _run, _steady
 from tests.stagebench.results_dirs import make_suite
 
@@ -26,10 +26,10 @@ ADDED = (
     "recovery_s",
     "settled_s",
     "settled_offset",
-    "engine",
 )
 """Row keys added after the golden documents: a stage written at every update, the
-recovery of runs with disturbances, the runs' stream engine."""
+recovery of runs with disturbances. The runs' stream engine (``engine``) came later
+too: null for runs that do not name it, else the one that ran each stage."""
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
@@ -137,4 +137,6 @@ def _without_added(node):
         return node
     if "increment_over" in node:  # a row
         assert all(node.pop(key) is None for key in ADDED), node
+        ran = node.pop("engine")
+        assert ran in (None, "floor" if node["stage"] == "floor" else "spark"), node
     return {key: _without_added(value) for key, value in node.items()}

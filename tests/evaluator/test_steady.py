@@ -16,7 +16,7 @@ from evaluator.steady import (
     trend,
     warmup_end,
 )
-from stagebench.settings import RunConfig
+from stagebench.config.settings import RunConfig
 
 EPOCH = 1_700_000_000.0
 

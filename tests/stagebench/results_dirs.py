@@ -24,9 +24,9 @@ from evaluator.stats import describe, timeseries
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from publisher.config import PublisherConfig
-from stagebench import suite
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
-from stagebench.settings import RunConfig
+from stagebench.suite import rounds as suite
 
 START_MS = 1_795_706_610_000
 """Start of every made-up run's measured period (broker clock)."""
@@ -130,6 +130,7 @@ def summary(stage: str, run_id: str, frame: pd.DataFrame, fault: bool) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {"id": run_id, "stage": stage, "impl": "builtin", "workload": "latency",
+                "engine": "floor" if stage == "floor" else "spark",
                 "rate": float(RATE), "duration_s": float(MEASURED_S), "bootstrap": "127.0.0.1:9092",
                 "input_topics": [f"stagebench-{run_id}-speed", f"stagebench-{run_id}-flow"],
                 "output_topic": f"stagebench-{run_id}-out", "start_ms": START_MS,

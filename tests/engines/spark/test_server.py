@@ -1,7 +1,7 @@
 """How the shared application watches and stops its queries.
 
 The session and the queries are stand-ins with the attributes the server reads; the
-application itself runs against real Spark and Kafka in tests/stagebench/test_runs.py.
+application itself runs against real Spark and Kafka in tests/stagebench/run/test_runs.py.
 """
 
 from pathlib import Path

@@ -5,7 +5,7 @@ from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Producer
 
 from engines.spark.smoke import _timestamps
 from ground.kafka.topics import create_topics
-from tests.stagebench.test_cli_errors import stagebench
+from tests.stagebench.cli.test_errors import stagebench
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -1,0 +1,173 @@
+"""One probe of a capacity search: what a sustainable probe must meet (:class:`Criteria`)
+and the verdict on its run's summary (:func:`judge`), a pass, a failure, or a probe the
+publisher could not feed. Pure: it reads summary.json's document.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ground.config import require
+from stagebench.resources.summary import SATURATED_SHARE_WARN
+
+PROBE_DRAIN_GRACE_S = 10.0
+"""A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits
+60 s): the drain is seen within a few seconds of happening (two empty micro-batches),
+and a job still busy beyond that has failed the drain criterion already. An overloaded
+probe at 32,000 msg/s spent 60 s waiting."""
+PUBLISHER_SHORTFALL = 0.05
+"""A probe whose broker received less than 95 % of its rate over the measured period was
+not offered that rate: on a machine with idle cores the publisher is the bottleneck
+(publisher-bound), on a saturated one the job starved it (unsustainable)."""
+GROWING = 0.5
+GROWING_CAP_MS = 1_000.0
+"""A rising trend is held against a probe when it raised the latency over the measured
+period by more than half its median or by more than 1 s. A rate above capacity by the
+search's precision (10 %) raises it by 6 s a minute, 3 s over a 30 s probe; a smaller
+rise is drift: two ingest probes at 4,000 msg/s rose 68 and 90 ms on p50s of 325 and
+425 ms, significant slopes, while another search found 8,000 and 16,000 msg/s steady."""
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """What a sustainable probe must meet, over its measured period."""
+
+    max_p50_ms: float = 10_000.0
+    max_drain_s: float = 10.0
+    max_engine_cpu_pct: float | None = None
+    """Mean engine CPU as a share of all the machine's cores (the papers used 80 %); None:
+    reported, not judged."""
+
+    def __post_init__(self) -> None:
+        require(self.max_p50_ms > 0, "--max-p50 must be > 0")
+        require(self.max_drain_s > 0, "--max-drain must be > 0")
+        require(
+            self.max_engine_cpu_pct is None or 0 < self.max_engine_cpu_pct <= 100,
+            "--max-cpu must be in (0, 100]",
+        )
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe's verdict. ``publisher_bound``: the publisher did not keep its schedule,
+    so the probe says nothing about the stage."""
+
+    rate: float
+    sustainable: bool
+    reasons: tuple[str, ...] = ()
+    publisher_bound: bool = False
+    p50: float | None = None
+    p99: float | None = None
+    engine_cpu_pct: float | None = None
+    """Mean CPU of the Spark job over the measured period, % of one core (150: one and a
+    half cores)."""
+    run_dir: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        if self.publisher_bound:
+            return "publisher-bound"
+        return "sustainable" if self.sustainable else "unsustainable"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "reasons": list(self.reasons), "verdict": self.verdict}
+
+
+def judge(
+    rate: float, summary: dict[str, Any], criteria: Criteria, run_dir: str | None = None
+) -> Probe:
+    """The verdict on one probe's run summary (summary.json's document)."""
+    meta = summary.get("metadata", {})
+    # the measured period's input, by broker time: the lead-in's half rate not counted
+    achieved = (summary.get("throughput") or {}).get("input_mps")
+    lat = summary["latency_ms"]
+    machine = summary.get("machine") or {}
+    cores = machine.get("cores") or 1
+    engine = (meta.get("resources") or {}).get("engine") or {}
+    cpu = engine.get("cpu_percent_mean")
+    cpu_share = None if cpu is None else cpu / cores
+    common = {
+        "rate": rate,
+        "p50": lat.get("p50"),
+        "p99": lat.get("p99"),
+        "engine_cpu_pct": cpu,
+        "run_dir": run_dir,
+    }
+    reasons = []
+    short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
+    if short:
+        saturated = (machine.get("saturated_share") or 0) > SATURATED_SHARE_WARN
+        offered = f"the broker received {achieved:,.0f} of {rate:,.0f} msg/s"
+        if not saturated:
+            # the machine had room: the load generator itself could not go faster
+            reason = f"{offered}: the load generator, not the stage, is the bottleneck here"
+            return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
+        # all cores busy: the job starved the publisher, which is the stage's overload
+        reasons.append(f"{offered} on a saturated machine")
+    steady = summary.get("steady_state")
+    span_s = _measured_s(summary)
+    # an undetermined trend (its interval spans the tolerance) is judged by its point
+    # estimate against the same limits: a probe's period is short, and a wide interval
+    # must not pass an overloaded probe
+    direction = steady and steady["verdict"]
+    if direction == "undetermined":
+        direction = "rising" if steady["slope_ms_per_min"] > 0 else "falling"
+    if steady is None:
+        reasons.append("too few measured seconds with outputs to judge the trend")
+    elif direction == "rising" and -_fall_ms(steady, span_s) > min(
+        GROWING * (lat.get("p50") or 0), GROWING_CAP_MS
+    ):
+        reasons.append(f"latency rising {steady['slope_ms_per_min']:+,.0f} ms/min")
+    elif direction == "falling" and (start := _start_ms(steady, span_s)) > criteria.max_p50_ms:
+        reasons.append(
+            f"catching up a backlog: latency falling {steady['slope_ms_per_min']:+,.0f} ms/min"
+            f" from {start / 1000:,.1f} s"
+        )
+    if lat.get("p50") is not None and lat["p50"] > criteria.max_p50_ms:
+        reasons.append(f"p50 {lat['p50']:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
+    marks = meta.get("marks_ms") or {}
+    drain_ms = summary.get("throughput", {}).get("drain_ms")
+    if "drained_ms" not in marks:
+        reasons.append("the job did not drain after the input stopped")
+    elif drain_ms is not None and drain_ms / 1000 > criteria.max_drain_s:
+        # broker time: the last output's timestamp minus the last input's
+        reasons.append(f"drained {drain_ms / 1000:.1f} s after the input stopped")
+    missing = summary["records"].get("missing")
+    if missing:
+        reasons.append(f"{missing:,} outputs missing")
+    if summary.get("trusted") is False:
+        reasons.append("outputs contradict their inputs (not trusted)")
+    if (
+        criteria.max_engine_cpu_pct is not None
+        and cpu_share is not None
+        and cpu_share > criteria.max_engine_cpu_pct
+    ):
+        reasons.append(
+            f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
+        )
+    return Probe(sustainable=not reasons, reasons=tuple(reasons), **common)
+
+
+def _measured_s(summary: dict[str, Any]) -> float:
+    """The measured period's length, s: the time the trend spans. Not the count of seconds
+    with outputs (``steady_state.seconds``): near overload a micro-batch writes every ~7 s,
+    so a 30 s period holds about 5 such seconds, and a rise counted over them is a fifth of
+    the rise over the period."""
+    period = summary["period"]
+    return (period["measured_to_ms"] - period["measured_from_ms"]) / 1000
+
+
+def _fall_ms(steady: dict[str, Any], span_s: float) -> float:
+    """How far the latency trend fell over the measured period, ms (negative: rose)."""
+    return -steady["slope_ms_per_min"] * span_s / 60
+
+
+def _start_ms(steady: dict[str, Any], span_s: float) -> float:
+    """Where the latency trend began the measured period, ms: the per-second median plus
+    half the fall. A falling probe is held to be catching up a backlog when it began above
+    the p50 limit: its median passed only because the job was draining what piled up
+    before (one search found 32,000 msg/s "sustainable" at a p50 of 9.1 s falling 33 s/min,
+    from about 17 s). A fall from below the limit is a job still warming up, which says
+    nothing against the rate: parse at 32,000 msg/s fell 0.5 s from 0.9 s and drained in
+    0.8 s; a rule on the fall's share of the median (half) rejected it."""
+    return steady["median_ms"] + _fall_ms(steady, span_s) / 2

@@ -1,0 +1,102 @@
+"""A capacity search's result, as a typed, frozen record: :class:`CapacityResult`, built
+by :func:`stagebench.cli.capacity.capacity_result` from the search
+(:class:`stagebench.capacity.search.SearchResult`) and written once as capacity.json
+(:meth:`CapacityResult.as_dict`).
+
+Each field's ``metadata["doc"]`` says what its key holds: docs/capacity-schema.md is
+generated from them (:mod:`stagebench.capacity.schema`). The readers of capacity.json
+(its table, picture and report page) read the file's keys, these.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluator.record import Section, as_dict, key_doc
+
+Bounds = list[float]
+"""[lo, hi]."""
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """One search of one stage: the capacity the probes' pass curve gives, the bracket
+    the search narrowed, every probe, and the conditions."""
+
+    stage: str = field(metadata=key_doc("the stage searched"))
+    impl: str = field(metadata=key_doc("its implementation: builtin or custom"))
+    capacity_mps: float | None = field(
+        metadata=key_doc(
+            "the rate a probe passes half the time, on the fitted pass curve (msg/s); null "
+            "without both a pass and a failure, as are the next four"
+        )
+    )
+    capacity_ci95_mps: Bounds | None = field(
+        metadata=key_doc("its 95 % interval [lo, hi], holding 95 % of the posterior")
+    )
+    pass90_mps: float | None = field(metadata=key_doc("the rate passed 90 % of the time"))
+    pass90_ci95_mps: Bounds | None = field(metadata=key_doc("its 95 % interval [lo, hi]"))
+    pass_curve: Section | None = field(
+        metadata=key_doc(
+            "intercept, slope, probes, prior_half_width: logit P(pass) = intercept + slope · "
+            "ln(rate in msg/s), fitted over that many probes; the prior's half-widths "
+            "[0.02, 0.3]"
+        )
+    )
+    sustainable_mps: float | None = field(
+        metadata=key_doc(
+            "the bracket the search narrowed: the highest rate found sustainable below the "
+            "lowest found unsustainable (null: none found sustainable)"
+        )
+    )
+    first_unsustainable_mps: float | None = field(
+        metadata=key_doc("the lowest rate found unsustainable (null: none)")
+    )
+    publisher_limit_mps: float | None = field(
+        metadata=key_doc("the rate the publisher could not offer, twice (publisher-bound)")
+    )
+    precision: float = field(metadata=key_doc("the bracket width the search bisects to"))
+    bracket_width: float | None = field(
+        metadata=key_doc("first_unsustainable_mps / sustainable_mps − 1 (null: no bracket)")
+    )
+    stopped: str = field(
+        metadata=key_doc(
+            "why the search ended: converged, max-rate, publisher-bound, nothing-sustainable, "
+            'budget, interrupted, or "error: …"'
+        )
+    )
+    engine_cores_used: float | None = field(
+        metadata=key_doc("the engine's CPU at the highest sustainable rate, in cores")
+    )
+    sustainable_mps_per_core: float | None = field(
+        metadata=key_doc("the highest sustainable rate per core used")
+    )
+    criteria: Section = field(
+        metadata=key_doc(
+            "max_p50_ms, max_drain_s, max_engine_cpu_pct: what a sustainable probe must meet"
+        )
+    )
+    seconds: float = field(metadata=key_doc("how long the search took"))
+    probes: list[Section] = field(
+        metadata=key_doc(
+            "every probe in order: rate, sustainable, reasons, publisher_bound, p50, p99, "
+            "engine_cpu_pct (% of one core), run_dir (null: the Spark job failed), seconds, "
+            "verdict (sustainable, unsustainable or publisher-bound)"
+        )
+    )
+    machine: Section = field(metadata=key_doc("the machine the search ran on"))
+    versions: dict[str, str | None] = field(metadata=key_doc("the versions it ran with"))
+    dir: str = field(metadata=key_doc("the search's directory"))
+    growth: float = field(metadata=key_doc("the factor between probes while the rate grew"))
+    probe: Section = field(
+        metadata=key_doc(
+            "lead_in_s, warmup_s, warmup_min_s, warmup_max_s, settle_window_s, duration_s, "
+            "tail_s, drain_timeout_s: how each probe ran; application: the Spark application "
+            "the probes shared, what warmed it up (stages, rate, seconds, took_s, dir) and "
+            "alone_mps, the rates whose probe had a job of its own after all (it stops with "
+            "a query that would not stop); null when each probe had a job of its own"
+        )
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        """capacity.json's document."""
+        return as_dict(self)

@@ -1,0 +1,152 @@
+"""``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
+
+from pathlib import Path
+
+from engines.registry import chosen, stages_of
+from ground.config import from_mapping
+from ground.errors import ConfigError
+from stagebench.capacity.defaults import (
+    PROBE_APPLICATION,
+    PROBE_DEFAULTS,
+    PROBE_DURATION_S,
+    PROBE_EVALUATOR_DEFAULTS,
+    PROBE_LEAD_IN_S,
+    PROBE_WARMUP_MAX_S,
+)
+from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria
+from stagebench.capacity.result import CapacityResult
+from stagebench.capacity.table import format_table, headline
+from stagebench.cli.options import run_overrides
+from stagebench.cli.shared import Subparsers, add_run_arguments
+from stagebench.config.settings import RunConfig, load
+from stagebench.console import Console
+
+CAPACITY = (
+    "Constant-rate probes, each a complete run, growing geometrically from "
+    "--from until one is not sustainable, then bisected to --precision. A probe is "
+    "sustainable when its latency shows no rising trend, p50 stays under --max-p50, the "
+    "job drains within --max-drain after the input stops, no output is missing, every "
+    "output agrees with its inputs and the publisher offered the rate (if it could not "
+    "while cores were idle, the publisher is the bottleneck and the result says so). "
+    "Every probe counts once; the last few probe the current estimate, and the capacity "
+    "is the rate passed half the time on a logistic curve fitted to all of them, with a "
+    "95 % interval, beside the rate passed 90 % of the time. Writes "
+    "results/<time>-capacity-<stage>-<id>/ with capacity.json, capacity.md, capacity.png "
+    "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
+    f"bracket found so far. Probes measure for {PROBE_DURATION_S:g} s after a "
+    f"{PROBE_LEAD_IN_S:g} s lead-in at half the rate and at most {PROBE_WARMUP_MAX_S:g} s "
+    "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
+    "Each probe starts a Spark job of its own; --application shared runs them as queries "
+    "of one Spark application warmed up first at the first probe's rate (near capacity "
+    "its verdicts and a warmed-up job's have disagreed both ways: docs/capacity.md)."
+)
+
+# (option, dest, type, default, metavar, help) of the search and its verdicts
+SEARCH = [
+    ("--from", "start", float, 500.0, "RATE", "first probe, msg/s (default: %(default)g)"),
+    ("--max", "max", float, 100_000.0, "RATE", "highest rate probed, msg/s (default: %(default)g)"),
+    ("--precision", "precision", float, 0.10, None,
+     "relative width of the last bracket (default: %(default)g)"),
+    ("--growth", "growth", float, 2.0, "FACTOR", "factor between probes while the rate grows "
+     "(or falls, when the first probe fails), before the bracket is bisected "
+     "(default: %(default)g)"),
+    ("--budget", "budget", None, None, "TIME",
+     "stop a search after this long: 30m, 1h, 900 (default: none)"),
+    ("--repeat", "repeat", int, 1, None, "independent searches per stage (default: %(default)s)"),
+    ("--max-p50", "max_p50", float, 10.0, "SECONDS",
+     "highest sustainable p50 (default: %(default)g s)"),
+    ("--max-drain", "max_drain", float, 10.0, "SECONDS",
+     "longest drain after the input ends (default: %(default)g s)"),
+    ("--max-cpu", "max_cpu", float, None, "PERCENT", "also require mean engine CPU below this "
+     "share of the machine, as the papers did with 80 (default: reported, not judged)"),
+]  # fmt: skip
+
+
+def add(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "capacity",
+        help="find each stage's sustainable throughput (a search of constant-rate runs)",
+        description=CAPACITY,
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stage", choices=stages_of("spark"), help="the stage to measure")
+    which.add_argument("--stages", help="comma-separated stages: one table of capacities")
+    for option, dest, kind, default, metavar, text in SEARCH:
+        parser.add_argument(
+            option, dest=dest, type=kind, default=default, metavar=metavar, help=text
+        )
+    add_run_arguments(
+        parser,
+        # a probe's rate is the search's; its drain timeout follows --max-drain
+        skip=(
+            "rate",
+            "workload",
+            "fault",
+            "fault_at_s",
+            "fault_down_s",
+            "drain_timeout_s",
+            # a probe settles over --settle-window, in a shared application too
+            "warm_settle_window_s",
+        ),
+        shown={
+            **{key: f"{value:g}" for key, value in PROBE_DEFAULTS.items()},
+            "application": PROBE_APPLICATION,
+        },
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from stagebench.capacity.measure import Bounds, one_search
+    from stagebench.capacity.search import check_settings, parse_budget
+    from stagebench.history.index import record_or_warn
+
+    stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
+    known = stages_of("spark")
+    unknown = [s for s in stages if s not in known]
+    if unknown or not stages:
+        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(known)})")
+    check_settings(args.start, args.max, args.precision, args.growth)
+    try:
+        budget_s = parse_budget(args.budget) if args.budget else None
+    except ValueError as err:
+        raise ConfigError(f"--budget: {err}") from err
+    bounds = Bounds(args.start, args.max, args.precision, args.growth, budget_s)
+    criteria = Criteria(max_p50_ms=args.max_p50 * 1000, max_drain_s=args.max_drain,
+                        max_engine_cpu_pct=args.max_cpu)  # fmt: skip
+    settings = load(args.config, run_overrides(args, workload="latency"))
+    # a probe's own defaults, beneath the config file and the command line; its drain
+    # is judged once it outlasts --max-drain, so a probe waits little longer for it
+    drain = {"drain_timeout_s": criteria.max_drain_s + PROBE_DRAIN_GRACE_S}
+    defaults = {"run": {**PROBE_DEFAULTS, "application": PROBE_APPLICATION, **drain},
+                "evaluator": PROBE_EVALUATOR_DEFAULTS}  # fmt: skip
+    for section, values in defaults.items():
+        for key, value in values.items():
+            if key not in settings.values[section]:
+                settings.values[section][key] = value
+                settings.sources[section][key] = "capacity default"
+    base = from_mapping(RunConfig, settings.section("run"), "run")
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    console = Console()
+    results: list[CapacityResult] = []
+    failed = False
+    for name in stages:
+        impl = base.impl if base.impl in chosen(base.engine, name).impls(name) else "builtin"
+        for attempt in range(args.repeat):
+            result = one_search(name, impl, base, settings, criteria, bounds, console)
+            results.append(result)
+            failed |= result.stopped.startswith("error") or result.stopped == "interrupted"
+            print(f"capacity of {name} ({impl}), search {attempt + 1}: "
+                  f"{headline(result.as_dict())}")  # fmt: skip
+            print(f"results: {result.dir}")
+            if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
+                console.warn(warning)
+            if result.stopped == "interrupted":
+                break
+        if results and results[-1].stopped == "interrupted":
+            break
+    if len(results) > 1:
+        print()
+        print(format_table([r.as_dict() for r in results]))
+    return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)

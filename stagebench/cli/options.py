@@ -1,0 +1,52 @@
+"""Which configuration fields the commands take as options: read by the parsers and the
+command handlers alike.
+
+:mod:`stagebench.parsers` turns each field named here into an option of the same dest
+(:mod:`stagebench.cli.fields`); the handlers in :mod:`stagebench.commands` turn the
+parsed values back into configuration with the same names. Kept apart from the parsers so
+that no handler imports them; as light as they are, since ``--help`` builds them.
+"""
+
+import argparse
+import dataclasses
+from typing import Any
+
+from engines.config import PipelineConfig
+from evaluator.config import EvaluatorConfig
+from publisher.config import PublisherConfig
+from stagebench.config.settings import RunConfig
+
+
+def _names(cls: Any, *left_out: str) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in left_out)
+
+
+RUN_FIELDS = _names(RunConfig, "stage", "bootstrap")
+"""The ``[run]`` keys of run, suite, capacity and config show; each command words its
+stage itself, and ``--bootstrap`` is every Kafka command's."""
+
+APPLICATION_FIELDS = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
+"""``[run]`` keys of the Spark application a suite's runs or a capacity search's probes
+share, which ``run`` does not take (its run starts a job of its own)."""
+
+PUBLISH_FIELDS = _names(PublisherConfig)
+"""``stagebench publish`` takes every publisher setting."""
+
+PIPELINE_BASICS = ("impl", "speed_topic", "flow_topic", "master")
+"""``stagebench pipeline`` options whose argparse default is the config's."""
+PIPELINE_TUNING = _names(
+    PipelineConfig,
+    *PIPELINE_BASICS,
+    *("stage", "output_topic", "run_id", "bootstrap", "checkpoint_dir", "spark_conf"),
+)
+"""``stagebench pipeline`` options that, left out, keep the config's default; the fields
+left out here have options of their own (``--stage``, ``--run-dir``, ``--conf``, …)."""
+
+EVALUATE_FIELDS = _names(EvaluatorConfig)
+"""``stagebench evaluate`` takes every evaluator setting."""
+
+
+def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
+    """The command line's ``[run]`` values (only those given)."""
+    values = {key: getattr(args, key, None) for key in (*RUN_FIELDS, "bootstrap")} | extra
+    return {"run": {key: value for key, value in values.items() if value is not None}}

@@ -1,0 +1,36 @@
+"""``stagebench report PATH...``: report.html for results directories, drawn from their files."""
+
+import argparse
+from pathlib import Path
+
+from stagebench.cli.shared import Subparsers
+
+
+def add(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="write report.html for results directories (runs, suites, capacity searches)",
+        description="Draw one self-contained page, report.html, into each results directory "
+        "given: a run's (latency through the warm-up and the measured period, its "
+        "distribution, throughput, resources, warnings, conditions, configuration), a suite's "
+        "(the stage ladder and its runs together) or a capacity search's (the probes on the "
+        "offered rate and the deciding probes through time). The plots are interactive and "
+        "their scripts embedded, so the page opens offline. run, suite, capacity and evaluate "
+        "write it themselves; this draws it again, from the directory's files alone.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="results directories: runs, suites, capacity searches (default: none; one at least)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from stagebench.report.html import write
+
+    for path in args.paths:
+        print(f"wrote {write(path).describe()}")
+    return 0

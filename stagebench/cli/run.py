@@ -1,0 +1,41 @@
+"""``stagebench run``: one complete benchmark run of one stage."""
+
+import sys
+from pathlib import Path
+
+from ground.config import from_mapping
+from stagebench.cli.fields import add_field
+from stagebench.cli.options import APPLICATION_FIELDS, run_overrides
+from stagebench.cli.shared import Subparsers, add_run_arguments
+from stagebench.config.settings import RunConfig, load
+
+
+def add(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "run",
+        help="one complete benchmark run of one stage",
+        description="Fresh topics → Spark job up to STAGE → publisher → drain → evaluation. "
+        "Prints the latency table and writes everything to results/<time>-<stage>-<id>/. "
+        "Ctrl-C stops everything cleanly and keeps what was collected.",
+    )
+    add_field(parser, RunConfig, "stage")
+    add_run_arguments(parser, skip=APPLICATION_FIELDS)
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from stagebench.history.index import record_or_warn
+    from stagebench.report.summary_table import format_runs
+    from stagebench.run.runner import execute
+
+    settings = load(args.config, run_overrides(args, stage=args.stage))
+    config = from_mapping(RunConfig, settings.section("run"), "run")
+    result = execute(config, settings)
+    print(format_runs([result.summary]))
+    if result.page is not None:
+        print(f"\nreport: {result.page.describe()}")
+    print(f"\nresults: {result.run_dir}")
+    if warning := record_or_warn(Path(config.results_dir), result.run_dir):
+        print(f"WARNING: {warning}", file=sys.stderr)
+    summary = result.summary
+    return 1 if summary["trusted"] is False or summary["records"]["missing"] else 0

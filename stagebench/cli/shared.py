@@ -1,0 +1,54 @@
+"""Options several commands share: Kafka's address, the ``[run]`` options, switches."""
+
+import argparse
+from pathlib import Path
+
+from ground import envvars
+from stagebench.cli.fields import add_field
+from stagebench.cli.options import RUN_FIELDS
+from stagebench.config.settings import RunConfig
+
+Subparsers = argparse._SubParsersAction
+
+
+def flag(parser: argparse.ArgumentParser, option: str, text: str) -> None:
+    """An on/off switch, off unless given."""
+    parser.add_argument(option, action="store_true", help=text)
+
+
+def add_bootstrap(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap",
+        metavar="HOST:PORT",
+        help=f"Kafka to use (default: ${envvars.BOOTSTRAP}, else the running embedded broker, "
+        "else a newly started one)",
+    )
+
+
+def _warmup(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected auto or seconds, got {text!r}") from err
+
+
+def add_run_arguments(
+    parser: argparse.ArgumentParser,
+    skip: tuple[str, ...] = (),
+    shown: dict[str, str] | None = None,
+) -> None:
+    """``--config`` and the ``[run]`` options, but ``skip``: keys the command sets itself;
+    ``shown``: the defaults the command has instead of RunConfig's."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="TOML file with [run], [publisher], [pipeline], [evaluator] (default: none)",
+    )
+    for name in RUN_FIELDS:
+        if name not in skip:
+            option = "--results" if name == "results_dir" else None
+            kind = _warmup if name == "warmup_s" else None
+            add_field(parser, RunConfig, name, option, kind=kind, shown=(shown or {}).get(name))
+    add_bootstrap(parser)

@@ -1,0 +1,142 @@
+"""``stagebench suite``: the stage ladder with identical settings, in rounds, and the increments."""
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from engines.config import TRIGGERS
+from engines.registry import NAMES, chosen, engine_for
+from ground.config import from_mapping
+from ground.errors import ConfigError
+from ground.stages import MAIN_LINE, STAGES
+from stagebench.cli.options import run_overrides
+from stagebench.cli.shared import Subparsers, add_run_arguments, flag
+from stagebench.config.faults import ENGINE_FAULTS
+from stagebench.config.roles import validate
+from stagebench.config.settings import RunConfig, load
+from stagebench.console import Console
+from stagebench.suite.order import split_engine, split_trigger
+
+
+def add(sub: Subparsers) -> None:
+    parser = sub.add_parser(
+        "suite",
+        help="run the stage ladder and print the increment table",
+        description="Run each stage in turn with identical settings (but for the "
+        "implementation or trigger an entry of --stages names), then compare them: "
+        "p50/p95/p99 per stage and the increment each adds over the stage it builds on. "
+        "Writes results/<time>-suite-<id>/comparison.{json,md} and report.html.",
+    )
+    parser.add_argument(
+        "--stages",
+        default=",".join(MAIN_LINE),
+        help="comma-separated stages (any order: each round draws its own), each "
+        "[ENGINE:]STAGE[/IMPL][@real-time]: ENGINE: names the engine that runs it (default: "
+        "--engine), /custom runs a window's custom implementation beside others, @real-time "
+        "a stage in Spark's real-time mode beside the others' trigger, e.g. "
+        "tumbling,tumbling/custom,tumbling-union,spark:tumbling-union@real-time "
+        f"(stages: {', '.join(STAGES)}; engines: {', '.join(NAMES)}; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds: each runs every stage once, in a random order of its own (in a shared "
+        "application the first round's is fixed: window stages first, the floor next, the "
+        "stateless Spark stages last); with 3 or more, increments are judged on the "
+        "per-round differences (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the rounds' random stage order, to repeat a suite's order (default: a "
+        "new one, printed and kept in comparison.json)",
+    )
+    flag(
+        parser,
+        "--no-floor",
+        "leave out the floor (a plain Kafka consume→produce loop), which otherwise "
+        "runs first so that ingest's increment is measured over it (default: run it)",
+    )
+    add_run_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[str, str]]:
+    """``--stages`` as the suite's ([engine:]stage[@trigger], impl) pairs: each entry is
+    ``[ENGINE:]STAGE[/IMPL][@TRIGGER]``, e.g. ``tumbling/custom``,
+    ``tumbling-union@real-time`` or ``spark:join``, run by the engine it names, else by
+    ``engine_name`` (``--engine``; "": each stage's default). Without ``/IMPL`` a stage
+    takes ``default_impl`` (``--impl``) where its engine has it, else the engine's own
+    operators. ConfigError naming the entry that cannot run."""
+    out = []
+    for entry in (s.strip() for s in text.split(",") if s.strip()):
+        named, rest = split_engine(entry)
+        if named is not None and named not in NAMES:
+            raise ConfigError(f"{entry}: unknown engine {named!r} (engines: {', '.join(NAMES)})")
+        head, trigger = split_trigger(rest)
+        name, _, impl = head.partition("/")
+        if entry.endswith("@"):
+            raise ConfigError(f"{entry}: no trigger after @ (triggers: {', '.join(TRIGGERS)})")
+        if name not in STAGES:
+            raise ConfigError(f"unknown stage(s) [{name!r}] (stages: {', '.join(STAGES)})")
+        if trigger is not None and trigger not in TRIGGERS:
+            raise ConfigError(
+                f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
+            )
+        engine = chosen(named or engine_name, name)
+        if trigger is not None and trigger not in engine.triggers(name):
+            raise ConfigError(f"{entry}: {engine.title}'s {trigger} mode cannot run stage {name!r}")
+        impl = impl or (default_impl if default_impl in engine.impls(name) else "builtin")
+        engine.check(name, impl)
+        prefix = f"{named}:" if named else ""
+        out.append((prefix + name + (f"@{trigger}" if trigger else ""), impl))
+    if not out:
+        raise ConfigError(f"no stage given (stages: {', '.join(STAGES)})")
+    return out
+
+
+def run(args) -> int:
+    from evaluator.comparison_table import format_table
+    from stagebench.history.index import record_or_warn
+    from stagebench.suite.rounds import run_suite, with_trigger
+
+    if args.repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    settings = load(args.config, run_overrides(args))
+    base = from_mapping(RunConfig, settings.section("run"), "run")
+    stages_impl = entries(args.stages, base.impl, base.engine)
+    if not args.no_floor and "floor" not in (split_engine(s)[1] for s, _ in stages_impl):
+        if base.fault in ENGINE_FAULTS and base.fault not in engine_for("floor").faults:
+            print(f"the floor is left out: it cannot take {base.fault}", file=sys.stderr)
+        else:  # so that ingest's increment is measured over Kafka's own; no Spark job,
+            # so never in real-time mode, whatever [pipeline] trigger the others take
+            real_time = settings.section("pipeline").get("trigger") == "real-time"
+            stages_impl.insert(0, ("floor@processing-time" if real_time else "floor", "builtin"))
+    for entry, impl in stages_impl:  # every run's settings, before the first run starts
+        named, rest = split_engine(entry)
+        name, trigger = split_trigger(rest)
+        run = replace(base, stage=name, impl=impl, engine=named or base.engine)
+        validate(run, with_trigger(settings, trigger))
+    suite = run_suite(
+        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
+    )
+    print(format_table(suite.comparison))
+    print(f"\norder (seed {suite.order.seed}):")
+    print("\n".join(f"  {line}" for line in suite.order.lines()))
+    print(f"\nreport: {suite.page.describe()}")
+    print(f"\nsuite results: {suite.suite_dir}")
+    if warning := record_or_warn(Path(base.results_dir), suite.suite_dir):
+        print(f"WARNING: {warning}", file=sys.stderr)
+    for run_dir in suite.incomplete:
+        print(
+            f"WARNING: {run_dir} has missing outputs or is not trusted (see its summary.json)",
+            file=sys.stderr,
+        )
+    for failed in suite.failed:
+        print(
+            f"WARNING: round {failed['round']}, stage {failed['stage']} ({failed['impl']}) "
+            f"failed: {failed['error']}",
+            file=sys.stderr,
+        )
+    return 1 if suite.incomplete or suite.failed else 0

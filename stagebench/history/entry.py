@@ -1,0 +1,225 @@
+"""One entry of the history of runs, read from a results directory's own files.
+
+The history (:mod:`stagebench.history.index`) is an index, not a record of its own:
+every figure in it comes from a run's summary.json (read through
+:func:`evaluator.summary_file.read_summary`), a suite's comparison.json or a capacity
+search's capacity.json, so the index can be rebuilt from the directories at any time.
+A suite is one entry, with a figure per stage; its runs, which sit beside it in the
+results directory, belong to it and are no entries of their own. A capacity search's
+probes sit inside its directory.
+"""
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evaluator.comparison_rows import run_pace, trigger, variant
+from evaluator.comparison_table import steady_text
+from evaluator.recovery import FIGURES, figures
+from evaluator.settings_diff import compared_settings, shown
+from evaluator.summary_file import read_summary
+from ground import rundir
+from ground.errors import EvaluationError
+
+NOT_KEY = {"stage", "impl", "rate", "workload", "results_dir"}
+"""Settings with a column of their own, or no bearing on a figure: not repeated among an
+entry's key settings."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One stage's latency in an entry: the mean over its runs, 95 % intervals, steadiness
+    ("steady", or for several runs "3 steady" / "2 steady, 1 rising")."""
+
+    stage: str
+    impl: str
+    runs: int
+    engine: str | None = None
+    """The stream engine that ran the stage (floor, spark); None for runs made before
+    results named it, or a suite row whose runs took several."""
+    p50: float | None = None
+    p50_ci95: list[float] | None = None
+    p99: float | None = None
+    p99_ci95: list[float] | None = None
+    steady: str | None = None
+    recovery: list[dict[str, float | None]] | None = None
+    """Each run's recovery after its disturbances (:func:`evaluator.recovery.figures`); None
+    when no run of the stage had one."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A run, suite or capacity search as the history lists it. ``id`` is its directory's
+    name, ``path`` that directory; ``time`` ISO UTC of its start; ``settings`` every
+    compared setting ("pipeline.trigger_interval_ms" → "500"), ``key_settings`` those the
+    user set (config file or command line); ``trusted`` None when unknown."""
+
+    id: str
+    kind: str
+    time: str
+    path: str
+    workload: str | None
+    rate: float | None
+    commit: str | None
+    versions: dict[str, Any]
+    machine: str | None
+    pace_ms: float | None
+    trusted: bool | None
+    warnings: list[str]
+    figures: list[Figure]
+    settings: dict[str, str] = field(default_factory=dict)
+    key_settings: dict[str, str] = field(default_factory=dict)
+    capacity_mps: float | None = None
+    capacity_ci95_mps: list[float] | None = None
+    capacity_bracket_mps: list[float | None] | None = None
+    """A capacity search's highest sustainable and lowest unsustainable rate probed."""
+
+
+def read_entry(path: Path) -> Entry:
+    """The entry of one results directory; EvaluationError naming it when it is no
+    readable run, suite or capacity search."""
+    found = rundir.kind(path)
+    try:
+        if found == "suite":
+            return _suite(path)
+        if found == "capacity":
+            return _capacity(path)
+        return _run(path, read_summary(path))
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise EvaluationError(f"{path}: not a {found} this version can index ({err!r})") from err
+
+
+def _run(path: Path, summary: dict[str, Any]) -> Entry:
+    run, lat, ci = summary["run"], summary["latency_ms"], summary.get("confidence") or {}
+    figure = Figure(
+        stage=run["stage"], impl=variant(run["impl"], trigger(summary)), runs=1,
+        engine=run.get("engine"),
+        p50=lat.get("p50"), p50_ci95=ci.get("p50"), p99=lat.get("p99"), p99_ci95=ci.get("p99"),
+        steady=(summary.get("steady_state") or {}).get("verdict"),
+        recovery=None if (found := figures(summary.get("recovery"))) is None else [found],
+    )  # fmt: skip
+    return Entry(
+        id=path.name, kind="run", time=_time(path, summary), path=str(path),
+        workload=run.get("workload"), rate=run.get("rate"), trusted=summary.get("trusted"),
+        warnings=[str(w) for w in summary.get("warnings") or []], figures=[figure],
+        pace_ms=_pace(summary), **_conditions(summary),
+    )  # fmt: skip
+
+
+def _suite(path: Path) -> Entry:
+    doc = json.loads((path / rundir.COMPARISON).read_text())
+    members = [r.path for r in rundir.suite_runs(path)]
+    summaries = [read_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
+    figures = [
+        Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"], engine=r.get("engine"),
+               p50=r["p50"],
+               p50_ci95=r.get("p50_ci95"), p99=r["p99"], p99_ci95=r.get("p99_ci95"),
+               steady=steady_text(r.get("steady") or []), recovery=_recovery(r))
+        for r in doc["stages"]
+    ]  # fmt: skip
+    run = (doc.get("settings") or {}).get("run") or {}
+    trusted = [s.get("trusted") for s in summaries]
+    paces = [p for s in summaries if (p := _pace(s))]
+    return Entry(
+        id=path.name, kind="suite", time=_time(path, {"created_at": doc.get("created_at")}),
+        path=str(path), workload=run.get("workload"), rate=run.get("rate"),
+        trusted=None if not trusted or None in trusted else all(trusted),
+        warnings=[w for r in doc["stages"] for w in r.get("warnings") or []], figures=figures,
+        pace_ms=statistics.median(paces) if paces else None,
+        **_conditions(summaries[0] if summaries else {}),
+    )  # fmt: skip
+
+
+def _recovery(row: dict[str, Any]) -> list[dict[str, float | None]] | None:
+    """A comparison row's per-run recovery figures, one dict a run; None without any."""
+    if row.get("recovery_s") is None:
+        return None
+    columns = [row.get(key) or [] for key in FIGURES]
+    return [dict(zip(FIGURES, run, strict=True)) for run in zip(*columns, strict=True)]
+
+
+def _capacity(path: Path) -> Entry:
+    doc = json.loads((path / rundir.CAPACITY).read_text())
+    probes = [path / Path(p["run_dir"]).name for p in doc["probes"] if p.get("run_dir")]
+    summaries = [read_summary(d) for d in probes if (d / rundir.SUMMARY).is_file()]
+    conditions = _conditions(summaries[0] if summaries else {})
+    machine = doc.get("machine") or {}
+    if machine.get("hostname"):
+        conditions["machine"] = _machine_name(machine)
+    paces = [p for s in summaries if (p := _pace(s))]
+    stopped = doc.get("stopped")
+    return Entry(
+        id=path.name, kind="capacity", time=_time(path, {}), path=str(path),
+        workload="latency", rate=None, trusted=None,
+        warnings=[] if stopped in (None, "converged") else [f"the search stopped: {stopped}"],
+        figures=[Figure(stage=doc["stage"], impl=doc["impl"], runs=len(doc["probes"]))],
+        pace_ms=statistics.median(paces) if paces else None,
+        capacity_mps=doc.get("capacity_mps"), capacity_ci95_mps=doc.get("capacity_ci95_mps"),
+        capacity_bracket_mps=[doc.get("sustainable_mps"), doc.get("first_unsustainable_mps")],
+        **conditions,
+    )  # fmt: skip
+
+
+def _conditions(summary: dict[str, Any]) -> dict[str, Any]:
+    """commit, versions, machine and settings of an entry, from a summary (or {})."""
+    versions = summary.get("versions") or {}
+    machine = (summary.get("metadata") or {}).get("machine") or {}
+    return {
+        "commit": versions.get("stagebench_commit"),
+        "versions": versions,
+        "machine": _machine_name(machine) if machine else None,
+        "settings": settings_of(summary) if summary else {},
+        "key_settings": key_settings(summary.get("config") or {}),
+    }
+
+
+def settings_of(summary: dict[str, Any]) -> dict[str, str]:
+    """Every compared setting of a run, "section.key" → value as shown ("run.rate",
+    "pipeline.trigger_interval_ms")."""
+    out = {}
+    for name, value in compared_settings(summary).items():
+        if name.startswith("["):
+            section, _, key = name[1:].partition("] ")
+            name = f"{section}.{key}"
+        else:
+            name = f"run.{name}"
+        out[name] = shown(value)
+    return out
+
+
+def key_settings(config: dict[str, Any]) -> dict[str, str]:
+    """The settings a user set (config file or command line; config.json's ``sources``),
+    "section.key" → value, but those with a column of their own (:data:`NOT_KEY`)."""
+    out = {}
+    for section, given in (config.get("sources") or {}).items():
+        for key, source in given.items():
+            if key in NOT_KEY or source == "capacity default":
+                continue
+            out[f"{section}.{key}"] = shown((config.get(section) or {}).get(key))
+    return out
+
+
+def _pace(summary: dict[str, Any]) -> float | None:
+    return run_pace((summary.get("machine") or {}).get("pace"))
+
+
+def _machine_name(machine: dict[str, Any]) -> str:
+    host, cores = machine.get("hostname") or "unknown host", machine.get("cores")
+    return f"{host} ({cores} cores)" if cores else host
+
+
+def _time(path: Path, doc: dict[str, Any]) -> str:
+    """When the entry began, ISO UTC to the second: the stamp its directory's name
+    starts with, else its own record of the start, else the directory's time."""
+    if stamp := rundir.started_at(path.name):
+        return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = (doc.get("metadata") or {}).get("started_at") or doc.get("created_at")
+    when = (
+        datetime.fromisoformat(started)
+        if started
+        else datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    )
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,48 @@
+"""report.html: one self-contained page of a run, a suite or a capacity search.
+
+Every command that writes a results directory writes this page beside its report.md,
+and ``stagebench report`` draws it again for any directory. The page is read from the
+directory's files (:mod:`stagebench.report.data`), drawn with Plotly
+(:mod:`stagebench.report.figures`; interactive: zoom, hover values) and laid out by
+:mod:`stagebench.report.run`, :mod:`stagebench.report.suite` and
+:mod:`stagebench.report.capacity` in the frame of :mod:`stagebench.report.page`, which
+embeds plotly.js once, so the page works offline and can be mailed as one file.
+plotly.js is about 4.8 MB of it; a suite draws its runs together, and per-record
+latencies only as a grid of quantiles, so its page stays under 10 MB.
+"""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ground import rundir
+from stagebench.report.capacity import capacity_page
+from stagebench.report.data import load_run
+from stagebench.report.page import document
+from stagebench.report.run import run_page
+from stagebench.report.suite import suite_page
+
+
+@dataclass(frozen=True)
+class Page:
+    path: Path
+    bytes: int
+    seconds: float
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.bytes / 1e6:.1f} MB, written in {self.seconds:.1f} s)"
+
+
+def write(results_dir: Path) -> Page:
+    """Draw ``results_dir``'s report.html (a run's, a suite's or a capacity search's)."""
+    began = time.monotonic()
+    found = rundir.kind(results_dir)
+    if found == "suite":
+        title, body = suite_page(results_dir)
+    elif found == "capacity":
+        title, body = capacity_page(results_dir)
+    else:
+        title, body = run_page(load_run(results_dir))
+    path = results_dir / rundir.REPORT_HTML
+    path.write_text(document(title, body), encoding="utf-8")
+    return Page(path, path.stat().st_size, time.monotonic() - began)

@@ -1,0 +1,105 @@
+"""The order a suite runs its stages in: a round each, every stage once.
+
+A round's order is drawn from one seeded generator (the seed and every round's order
+are printed and kept in comparison.json). Run in ladder order, a host that slows down
+over the suite would make every later stage look costlier, and repeats run back to back
+would understate how much the next run differs. In a shared Spark application the first
+round has a fixed order instead (:func:`first_round_order`): what the JIT has yet to
+compile there depends on how long the application has run, and the later rounds, in
+random order, come when it has run for minutes.
+"""
+
+import random
+from dataclasses import dataclass
+
+from engines.registry import engine_for
+from ground.stages import deepest_first, stage
+from stagebench.report.order import order_kind
+
+
+@dataclass(frozen=True)
+class Order:
+    """The seed of a suite's order, each round's (stage, impl) in the order run, and
+    whether the first round took :func:`first_round_order` instead of a random one."""
+
+    seed: int
+    rounds: list[list[tuple[str, str]]]
+    fixed_first: bool = False
+
+    def lines(self) -> list[str]:
+        """One line per round: "round 2: join, floor, ingest"; custom variants and
+        another trigger named."""
+        return [
+            f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
+            for k, order in enumerate(self.rounds, 1)
+        ]
+
+    def describe(self) -> str:
+        """The order as a sentence, with its seed."""
+        kind = order_kind(self.seed, len(self.rounds), self.fixed_first)
+        return f"{kind}: {'; '.join(self.lines())}"
+
+    def as_json(self) -> dict:
+        """comparison.json's ``order``: the seed, each round's "stage/impl" as run
+        (``--stages``' own form: "tumbling/custom", "tumbling-union/builtin@real-time")
+        and whether the first round's order was the fixed one."""
+        return {
+            "seed": self.seed,
+            "rounds": [[entry(s, i) for s, i in o] for o in self.rounds],
+            "fixed_first": self.fixed_first,
+        }
+
+
+def round_orders(
+    stages: list[tuple[str, str]], repeat: int, seed: int, fixed_first: bool = False
+) -> Order:
+    """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
+    seeded with ``seed``: the same seed gives the same suite order. With
+    ``fixed_first`` the first round is :func:`first_round_order` instead (the later
+    rounds are the same as without it)."""
+    rng = random.Random(seed)
+    rounds = [rng.sample(stages, len(stages)) for _ in range(repeat)]
+    if fixed_first:
+        rounds[0] = first_round_order(stages)
+    return Order(seed, rounds, fixed_first)
+
+
+def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The first round's order in a shared Spark application: the window stages, then
+    the stages that run no Spark (the floor), then the other stateful ones (join), the
+    stateless Spark stages (ingest, parse) last, each group deepest first.
+
+    The shorter a stage's micro-batches, the more of its latency is code the JIT may
+    still be compiling minutes into the application's life, so the stateless stages go
+    last, when the application has run longest. A Spark stage measured straight after
+    a window stage settled late (join after 64–80 s instead of 32–38), so the floor,
+    which runs no Spark, comes between them. The figures:
+    docs/method.md#one-application-per-suite."""
+
+    def key(item: tuple[str, str]) -> tuple[int, int, int]:
+        s = stage(split_trigger(split_engine(item[0])[1])[0])
+        group = 0 if s.window else 1 if not engine_for(s.name).warms_up else 2 if s.stateful else 3
+        return group, *deepest_first(s.name)
+
+    return sorted(stages, key=key)
+
+
+def entry(stage: str, impl: str) -> str:
+    """ "stage/impl", the trigger after the impl: "tumbling-union/builtin@real-time", and
+    the engine before the stage where the entry names one: "spark:join/builtin"."""
+    name, trigger = split_trigger(stage)
+    return f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
+
+
+def split_engine(entry: str) -> tuple[str | None, str]:
+    """``"spark:join@real-time"`` → ("spark", "join@real-time"); ``"join"`` → (None,
+    "join"): an entry may name the engine that runs its stage."""
+    engine, _, rest = entry.rpartition(":")
+    return engine or None, rest
+
+
+def split_trigger(entry: str) -> tuple[str, str | None]:
+    """``"tumbling-union@real-time"`` → ("tumbling-union", "real-time"): a suite runs a
+    stage in another trigger mode than its settings' beside the same stage in theirs."""
+    name, _, trigger = entry.partition("@")
+    return name, trigger or None

@@ -1,0 +1,155 @@
+"""A suite: the stage ladder run with identical settings, in rounds, then the increment table.
+
+Identical but for what an entry of ``--stages`` names itself: a window's
+implementation (``tumbling/custom``) and Spark's real-time mode
+(``tumbling-union@real-time``), each a row of its own.
+
+A round runs every stage once, in the order of :mod:`stagebench.suite.order`
+(printed and kept in comparison.json). Each increment is taken within a
+round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
+interval comes from the per-round differences (:mod:`evaluator.increments`). One
+round says how precisely each run measured its stage, not whether the next
+run would agree, so it gives no significance verdict. A run that fails leaves its
+round without that stage, and the suite goes on: hours of other runs still make a
+table, which names the failed runs.
+"""
+
+import contextlib
+import json
+import secrets
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evaluator.compare import Comparison, compare
+from evaluator.comparison_table import to_markdown
+from ground import rundir
+from ground.errors import StagebenchError
+from ground.kafka.naming import new_run_id
+from stagebench.config.settings import RunConfig, Settings
+from stagebench.console import Console
+from stagebench.report import html as html_report
+from stagebench.run.runner import execute
+from stagebench.run.warmup import describe_warm_up, shared_application
+from stagebench.suite.order import Order, round_orders, split_engine, split_trigger
+
+
+def with_trigger(settings: Settings, trigger: str | None) -> Settings:
+    """``settings`` with ``[pipeline] trigger`` set to ``trigger`` (unchanged for None)."""
+    if trigger is None:
+        return settings
+    values = {**settings.values, "pipeline": {**settings.section("pipeline"), "trigger": trigger}}
+    sources = {**settings.sources, "pipeline": {**settings.sources.get("pipeline", {}),
+                                                "trigger": "suite --stages"}}  # fmt: skip
+    return Settings(values, sources)
+
+
+def _entry_run(
+    base: RunConfig, settings: Settings, entry: tuple[str, str]
+) -> tuple[RunConfig, Settings]:
+    """The run configuration and settings of one ``([engine:]stage[@trigger], impl)``
+    entry."""
+    engine, rest = split_engine(entry[0])
+    name, trigger = split_trigger(rest)
+    run = replace(base, stage=name, impl=entry[1], engine=engine or base.engine)
+    return run, with_trigger(settings, trigger)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """The suite directory, its comparison, its order, the runs with missing
+    outputs or outputs that contradict their inputs (not trusted), the runs that
+    failed (round, stage, impl, error) and the suite's page."""
+
+    suite_dir: Path
+    comparison: Comparison
+    order: Order
+    incomplete: list[Path]
+    failed: list[dict]
+    page: html_report.Page
+    """The suite's report.html."""
+
+
+def run_suite(
+    stages: list[tuple[str, str]],
+    repeat: int,
+    base: RunConfig,
+    settings: Settings,
+    console: Console,
+    seed: int | None = None,
+) -> SuiteResult:
+    """Run every (stage, impl) once in each of ``repeat`` rounds, in the order of
+    :func:`round_orders` (``seed``: a fresh random one when None)."""
+    suite_id = new_run_id()
+    suite_dir = Path(base.results_dir) / rundir.dir_name("suite", suite_id)
+    suite_dir.mkdir(parents=True)
+    order = round_orders(
+        stages,
+        repeat,
+        secrets.randbits(32) if seed is None else seed,
+        fixed_first=base.application == "shared",
+    )
+    console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
+    run_dirs, rounds, incomplete, failed = [], [], [], []
+    total = len(stages) * repeat
+    runs = {entry: _entry_run(base, settings, entry) for entry in stages}
+    sharing = (
+        shared_application(suite_dir, list(runs.values()), base, console, "suite")
+        if base.application == "shared"
+        else contextlib.nullcontext((None, None))
+    )
+    with sharing as (application, warmed_up):
+        for k, round_order in enumerate(order.rounds, 1):
+            for stage, impl in round_order:
+                console.step(
+                    f"suite {suite_id}: run {len(run_dirs) + 1} of {total} "
+                    f"(round {k} of {repeat}), stage {stage} ({impl})"
+                )
+                try:
+                    result = execute(*runs[stage, impl], console, application)
+                except StagebenchError as err:
+                    # the other runs still make a table; the round lacks only this stage
+                    console.warn(
+                        f"suite {suite_id}: round {k}, stage {stage} ({impl}) failed: {err}"
+                    )
+                    failed.append({"round": k, "stage": stage, "impl": impl, "error": str(err)})
+                    continue
+                run_dirs.append(result.run_dir)
+                rounds.append(k)
+                if result.summary["records"]["missing"] or result.summary["trusted"] is False:
+                    incomplete.append(result.run_dir)
+    if not run_dirs:
+        raise StagebenchError(
+            f"suite {suite_id}: every run failed; the first: {failed[0]['error']}"
+        )
+    # a suite keeps its runs even when they turn out not comparable; it says so loudly
+    comparison = compare(run_dirs, allow_mixed=True, rounds=rounds)
+    doc = {
+        "suite": suite_id,
+        "created_at": datetime.now(UTC).isoformat(),
+        "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
+        "repeat": repeat,
+        "order": order.as_json(),
+        "application": warmed_up,
+        "failed": failed,
+        "stages": [row.as_dict() for row in comparison.rows],
+        "significance": comparison.significance,
+        "differences": comparison.differences,
+        "pace_spread": comparison.pace_spread,
+        "pace_drift": comparison.pace_drift,
+    }
+    (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
+    if warmed_up is not None:
+        rounds_note += " " + describe_warm_up(warmed_up)
+    if failed:
+        rounds_note += "\n\nFailed, so missing from the table: " + "; ".join(
+            f"round {f['round']}, {f['stage']} ({f['impl']}): {f['error']}" for f in failed
+        )
+    html = rundir.REPORT_HTML
+    (suite_dir / rundir.COMPARISON_MD).write_text(
+        f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n"
+        f"Plots: in [{html}]({html}), beside this file.\n"
+    )
+    page = html_report.write(suite_dir)
+    return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)

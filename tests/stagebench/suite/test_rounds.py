@@ -1,0 +1,298 @@
+"""A suite's rounds without Kafka: the order they run in, and what the suite records of it."""
+
+import io
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from evaluator.compare import compare
+from evaluator.summary_file import SCHEMA_VERSION
+from ground import rundir
+from ground.errors import ConfigError, StagebenchError
+from stagebench.config.settings import RunConfig, Settings
+from stagebench.console import Console
+from stagebench.run import warmup as app_warmup
+from stagebench.suite import rounds as suite
+from stagebench.suite.order import round_orders
+
+LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
+
+
+@pytest.fixture
+def fake_runs(monkeypatch, tmp_path):
+    """execute() replaced by one that writes an evaluated summary: p50 10, 50 and 450 ms
+    for floor, ingest and join, a little more in later rounds. Returns the stages run."""
+    ran = []
+    p50 = {"floor": 10.0, "ingest": 50.0, "join": 450.0}
+
+    def execute(run, settings, console, application=None):
+        ran.append(run.stage)
+        run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
+        run_dir.mkdir()
+        value = p50[run.stage] + len(ran)
+        summary = {
+            "schema_version": SCHEMA_VERSION,
+            "run": {"stage": run.stage, "impl": run.impl},
+            "latency_ms": {"p50": value, "p95": value, "p99": 2 * value},
+            "confidence": {"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
+            "records": {"missing": 0},
+            "trusted": True,
+            "warnings": [],
+            "steady_state": None,
+            "machine": None,
+        }
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        return SimpleNamespace(run_dir=run_dir, summary=summary)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    return ran
+
+
+def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
+    out = io.StringIO()
+    result = suite.run_suite(
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(out),
+        seed=11,
+    )
+    expected = round_orders(LADDER, 3, seed=11)
+    assert result.order == expected
+    assert fake_runs == [stage for r in expected.rounds for stage, _ in r]
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert doc["order"] == expected.as_json()
+    assert doc["significance"]["tests"] == 4 and doc["significance"]["correction"] == "holm"
+    join = doc["stages"][2]
+    assert join["run_rounds"] == [1, 2, 3] and len(join["increment_p50_rounds"]) == 3
+    assert join["increment_p50_method"] == "rounds"
+    assert "pace_drift" in doc and "(seed 11): round 1:" in out.getvalue()
+    md = (result.suite_dir / "comparison.md").read_text()
+    assert "3 rounds, stages in random order per round (seed 11)" in md
+    assert "Holm's correction" in md
+
+
+def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
+    result = suite.run_suite(
+        LADDER,
+        1,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(io.StringIO()),
+    )
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert isinstance(doc["order"]["seed"], int) and len(doc["order"]["rounds"]) == 1
+    assert doc["significance"]["tests"] == 0
+    assert doc["significance"]["no_verdict"].startswith("fewer than 3 runs of a stage")
+    assert all(r["increment_p50_significant"] is None for r in doc["stages"])
+    rounds = [r["increment_p50_rounds"] for r in doc["stages"]]
+    assert rounds[0] is None and [len(r) for r in rounds[1:]] == [1, 1]
+
+
+def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
+    fake_runs, monkeypatch, tmp_path
+):
+    succeed, tried = suite.execute, []
+
+    def execute(run, settings, console, application=None):
+        if run.stage == "join" and fake_runs.count("join") == 1 and not tried:
+            tried.append(run.stage)
+            fake_runs.append("join (failed)")
+            raise StagebenchError("the job exited")
+        return succeed(run, settings, console)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    out = io.StringIO()
+    result = suite.run_suite(
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(out),
+        seed=11,
+    )
+    assert len(fake_runs) == 9 and fake_runs.count("join (failed)") == 1
+    [failed] = result.failed
+    assert failed["stage"] == "join" and failed["error"] == "the job exited"
+    join = result.comparison.rows[2]
+    assert join.run_rounds == [r for r in (1, 2, 3) if r != failed["round"]]
+    # paired by round: the round without a join has no difference
+    assert len(join.increment_p50_rounds) == 2
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    assert doc["failed"] == [failed]
+    assert (
+        "Failed, so missing from the table: round"
+        in (result.suite_dir / "comparison.md").read_text()
+    )
+    assert "failed: the job exited" in out.getvalue()
+
+
+def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
+    result = suite.run_suite(
+        LADDER,
+        3,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        None,
+        Console(io.StringIO()),
+        seed=5,
+    )
+    run_dirs, rounds = rundir.ladder_runs([result.suite_dir])
+    assert sorted(rounds) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+    again = compare(run_dirs, rounds=rounds).rows
+    assert [r.increment_p50_rounds for r in again] == [
+        r.increment_p50_rounds for r in result.comparison.rows
+    ]
+    # run directories one by one: independent runs, no rounds
+    assert rundir.ladder_runs(run_dirs) == (run_dirs, None)
+    assert compare(run_dirs).rows[2].increment_p50_method == "welch"
+
+
+def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatch, tmp_path):
+    """``tumbling-union@real-time`` runs tumbling-union with [pipeline] trigger real-time
+    (the others keep theirs), and the table keeps its row apart, over parse."""
+    triggers = []
+
+    def execute(run, settings, console, application=None):
+        trigger = settings.section("pipeline").get("trigger", "processing-time")
+        triggers.append((run.stage, trigger))
+        run_dir = tmp_path / f"run{len(triggers)}"
+        run_dir.mkdir()
+        value = {"parse": 30.0, "tumbling-union": 500.0}[run.stage] / (
+            10 if trigger == "real-time" else 1
+        )
+        summary = {
+            "schema_version": SCHEMA_VERSION,
+            "run": {"stage": run.stage, "impl": run.impl},
+            "config": {"pipeline": {"trigger": trigger}},
+            "latency_ms": {"p50": value, "p95": value, "p99": value},
+            "confidence": None, "records": {"missing": 0}, "trusted": True,
+            "warnings": [], "steady_state": None, "machine": None,
+            "updates": {"first_update_ms": {"p50": 5.0, "p99": 9.0},
+                        "per_window": {"mean": 3.0}} if run.stage != "parse" else None,
+        }  # fmt: skip
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        return SimpleNamespace(run_dir=run_dir, summary=summary)
+
+    monkeypatch.setattr(suite, "execute", execute)
+    stages = [("parse", "builtin"), ("tumbling-union", "builtin"),
+              ("tumbling-union@real-time", "builtin")]  # fmt: skip
+    settings = Settings({"pipeline": {"shuffle_partitions": 1}}, {})
+    result = suite.run_suite(
+        stages,
+        1,
+        RunConfig(results_dir=str(tmp_path), application="per-run"),
+        settings,
+        Console(io.StringIO()),
+    )
+    assert sorted(triggers) == [("parse", "processing-time"),
+                                ("tumbling-union", "processing-time"),
+                                ("tumbling-union", "real-time")]  # fmt: skip
+    rows = {(r.stage, r.impl): r for r in result.comparison.rows}
+    assert rows.keys() == {("parse", "builtin"), ("tumbling-union", "builtin"),
+                           ("tumbling-union", "builtin@real-time")}  # fmt: skip
+    real_time = rows["tumbling-union", "builtin@real-time"]
+    assert real_time.p50 == 50.0 and real_time.increment_over == "parse/builtin"
+    assert real_time.first_update_p50 == 5.0 and real_time.updates_per_window == 3.0
+    assert rows["tumbling-union", "builtin"].increment_p50 == 470.0
+    md = (result.suite_dir / "comparison.md").read_text()
+    assert "tumbling-union/builtin@real-time: first update p50 5" in md
+
+
+def test_stages_name_their_implementation_and_mode():
+    from stagebench.cli.suite import entries
+
+    assert entries("join,tumbling,tumbling/custom,tumbling-union@real-time", "builtin") == [
+        ("join", "builtin"), ("tumbling", "builtin"), ("tumbling", "custom"),
+        ("tumbling-union@real-time", "builtin"),
+    ]  # fmt: skip
+    # --impl custom: the windows' custom implementation, Spark's own for the others
+    assert entries("join,sliding,tumbling/builtin", "custom") == [
+        ("join", "builtin"), ("sliding", "custom"), ("tumbling", "builtin"),
+    ]  # fmt: skip
+    # an entry may name its engine; the floor stays the floor whatever is named
+    assert entries("spark:join,spark:tumbling-union@real-time,floor", "builtin") == [
+        ("spark:join", "builtin"), ("spark:tumbling-union@real-time", "builtin"),
+        ("floor", "builtin"),
+    ]  # fmt: skip
+    with pytest.raises(ConfigError, match=r"flink:join: unknown engine 'flink' \(engines: "):
+        entries("flink:join", "builtin")
+    with pytest.raises(ConfigError, match=r"floor does not run stage 'join' \(it runs: floor\)"):
+        entries("floor:join", "builtin")
+
+
+def test_an_entrys_engine_reaches_its_run():
+    base = RunConfig(engine="")
+    run, _ = suite._entry_run(base, Settings({}, {}), ("spark:tumbling@real-time", "custom"))
+    assert (run.engine, run.stage, run.impl) == ("spark", "tumbling", "custom")
+    run, _ = suite._entry_run(base, Settings({}, {}), ("join", "builtin"))
+    assert (run.engine, run.stage) == ("", "join")
+
+
+class FakeApplication:
+    """The shared application without Spark: it takes micro-batch runs, as the real one
+    does; ``fail`` makes its start fail."""
+
+    fail = False
+
+    def __init__(self, app_dir, config):
+        self.dir, self.closed, self.running = app_dir, False, True
+
+    def accepts(self, config):
+        return config.trigger != "real-time"
+
+    def start(self, timeout_s, update):
+        if self.fail:
+            raise StagebenchError("no Java here")
+
+    def close(self, timeout_s):
+        self.closed = True
+
+
+@pytest.mark.parametrize("fail", [False, True], ids=["warmed-up", "failed-to-start"])
+def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monkeypatch,
+                                                                tmp_path, fail):  # fmt: skip
+    """The Spark runs get the application once it has warmed up on every Spark stage
+    (not the floor), and it is closed at the end; one that cannot start is closed too,
+    and every run gets a job of its own."""
+    made, given = [], []
+    monkeypatch.setattr(app_warmup, "resolve", lambda bootstrap: "127.0.0.1:9092")
+    monkeypatch.setattr(FakeApplication, "fail", fail)
+    monkeypatch.setattr(app_warmup, "Application", lambda *a: made.append(FakeApplication(*a))
+                        or made[-1])  # fmt: skip
+    record = {"stages": ["join/builtin", "ingest/builtin"], "rate": 400.0, "seconds": 40.0}
+
+    def warm_up(application, takes, bootstrap, console):
+        assert [run.stage for run, _ in takes] == ["ingest", "join"]
+        return record
+
+    monkeypatch.setattr(app_warmup, "warm_up", warm_up)
+    executed = suite.execute
+    monkeypatch.setattr(
+        suite,
+        "execute",
+        lambda run, settings, console, application=None: (
+            given.append(application),
+            executed(run, settings, console, application),
+        )[1],
+    )
+    out = io.StringIO()
+    result = suite.run_suite(LADDER, 1, RunConfig(results_dir=str(tmp_path)), Settings(),
+                             Console(out), seed=3)  # fmt: skip
+    (application,) = made
+    assert application.closed
+    # its one round in the shared application's fixed order, whatever the seed
+    assert fake_runs == ["floor", "join", "ingest"] and result.order.fixed_first
+    doc = json.loads((result.suite_dir / "comparison.json").read_text())
+    md = (result.suite_dir / "comparison.md").read_text()
+    if fail:
+        assert given == [None] * 3 and doc["application"] is None
+        assert "each run gets a job of its own: no Java here" in out.getvalue()
+    else:
+        assert given == [application] * 3 and doc["application"] == record
+        assert "1 round, stages in the shared application's order (window stages" in md
+        assert (
+            "warmed up first: join/builtin, ingest/builtin in turn, each alone at 400 msg/s "
+            "for 40 s" in md
+        )
