@@ -66,6 +66,10 @@ class Engine:
     versions: Callable[[], Mapping[str, str | None]] = dict
     """The versions of what its latency depends on, by name, for every result (called in
     a run: it may load the engine's runtime)."""
+    release: tuple[str, str] | None = None
+    """The key of :attr:`versions` that names its release, and how a sentence names it
+    (Spark's: its Python package's key and name): the line under a doc's measured figures;
+    None: none."""
     smoke: str | None = None
     """A module whose ``read_back(bootstrap, topic, master)`` reads a topic back through
     the engine and returns ``(timestamps, version)``: each record's (timestamp type as

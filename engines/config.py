@@ -46,7 +46,7 @@ TRIGGERS = ("processing-time", "real-time")
 IDLE_PROGRESS_MS = 200
 """How often an idle query reports (``spark.sql.streaming.noDataProgressEventInterval``),
 and the floor with it: the runner sees a job drained after two empty reports
-(stagebench.engine.drained); a job with input is never idle that long."""
+(stagebench.run.job.drained); a job with input is never idle that long."""
 FILE_PERMISSIONS = ("jvm", "chmod")
 GARBAGE_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "jvm": ""}
 """``[pipeline] garbage_collector``: its flag for the driver JVM (none: the JVM's own

@@ -47,6 +47,7 @@ ENGINE = Engine(
     faults=("engine-restart", "worker-loss"),
     shared_session=True,
     versions=_versions,
+    release=("pyspark", "PySpark"),
     smoke="engines.spark.smoke",
     notes={
         REAL_TIME: "join, tumbling and sliding contain the stream-stream join, which "

@@ -4,7 +4,7 @@ Each command is one module of this package: ``add`` builds its parser, and its h
 (the function the parser names) runs it. Building the parsers is cheap: for defaults and
 choices they import only the configuration dataclasses, the stage, workload and fault
 tables and the option tables (:mod:`stagebench.cli.options`); a handler imports what its
-command runs when it runs, so ``--help`` loads neither pandas, numpy nor pyspark (a test
+command runs when it runs, so ``--help`` loads neither pandas, numpy nor an engine (a test
 asserts it). This module is the one place that turns a :class:`StagebenchError` into
 ``ERROR: …`` and an exit code.
 """

@@ -17,8 +17,8 @@ def add(sub: Subparsers) -> None:
         help="start, stop or inspect the embedded Kafka broker",
         description="A real Apache Kafka (KRaft) on 127.0.0.1 for machines without Docker or a "
         "Kafka of their own: one node, or a cluster of several (--brokers). Its jars are "
-        "resolved from Maven Central with PySpark's Ivy on first use and cached under "
-        "~/.cache/stagebench.",
+        "downloaded from Maven Central on first use, checked against pinned SHA-1s, and "
+        "cached under ~/.cache/stagebench.",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     start_parser = actions.add_parser("start", help="start the broker (reuses a running one)")

@@ -1,4 +1,4 @@
-"""The line under every reference block: when, on what machine and with which PySpark,
+"""The line under every reference block: when, on what machine and with which engine,
 Kafka and stagebench commit its stored results were measured, and where they are.
 
 A suite's runs record it in their summary.json (``metadata.machine``, ``versions``,
@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engines.registry import engines
 from ground import rundir
 from stagebench.reference.data import data_links
 
@@ -27,9 +28,9 @@ def measured_line(
     data: str,
 ) -> str:
     """One line: the dates (YYYY-MM-DD) the results were measured on, the machines' cores
-    and processor, the PySpark (and the Java it ran on, where recorded), Kafka (and broker
-    kind, unless ``brokers`` is None) and stagebench commit of ``versions``, and ``data``,
-    the links to the stored results."""
+    and processor, the engines' releases (:attr:`engines.base.Engine.release`, and the Java
+    they ran on, where recorded), Kafka (and broker kind, unless ``brokers`` is None) and
+    stagebench commit of ``versions``, and ``data``, the links to the stored results."""
     days = sorted(d for d in dates if d)
     if not days:
         when = "on an unknown date"
@@ -40,13 +41,17 @@ def measured_line(
         "" if processor == "unknown" else f" ({processor})"
     )
     kafka = _one(v.get("kafka_broker") for v in versions)
-    pyspark = _one(v.get("pyspark") for v in versions)
+    releases = [(key, label) for e in engines() if e.release for key, label in [e.release]]
+    ran = [(key, label) for key, label in releases if any(v.get(key) for v in versions)]
+    engine = ", ".join(
+        f"{label} {_one(v.get(key) for v in versions)}" for key, label in ran or releases[:1]
+    )
     java = _one(v.get("java") for v in versions)
     if java != "unknown":
-        pyspark += f" (Java {java})"
+        engine += f" (Java {java})"
     broker = "" if brokers is None else f" ({_one(brokers)} broker)"
     return (
-        f"Measured {when}, {machine}, PySpark {pyspark}, "
+        f"Measured {when}, {machine}, {engine}, "
         f"Kafka {kafka}{broker}, stagebench commit "
         f"`{_one(v.get('stagebench_commit') for v in versions)}`; data: {data}."
     )

@@ -152,7 +152,7 @@ its own:
   <!-- reference-papers: SUITE --> ... <!-- /reference-papers -->
       the papers' latencies ({PAPERS.as_posix()}) beside the suite's
 
-each followed by a line saying when, on what machine and with which PySpark, Kafka and
+each followed by a line saying when, on what machine and with which engine, Kafka and
 stagebench commit the data was measured, with links to it."""
 
 
