@@ -39,14 +39,14 @@ def test_ci_runs_the_readme_test_command():
 
 def test_every_doc_s_reference_blocks_are_rendered_from_the_stored_data():
     """The README's sample table and every block of docs/*.md are what ``python -m
-    stagebench.reference.render render`` makes of docs/reference-data/: a hand edit of a number
+    stagebench.reference render`` makes of docs/reference-data/: a hand edit of a number
     fails here."""
     if not stored(ROOT):
         pytest.skip(f"no reference suite stored yet in {REFERENCE_DIR}")
     assert blocks((ROOT / "README.md").read_text()), (
         "README.md has no <!-- reference-table: SUITE --> block for the stored suite"
     )
-    assert unrendered(ROOT) == [], "run: python -m stagebench.reference.render render"
+    assert unrendered(ROOT) == [], "run: python -m stagebench.reference render"
 
 
 def unrendered(root: Path) -> list[str]:

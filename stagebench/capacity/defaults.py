@@ -1,6 +1,6 @@
 """What a capacity probe runs unless told otherwise: its ``[run]`` and ``[evaluator]``
-defaults. Apart from :mod:`stagebench.capacity.search` so that the command line can state them
-in ``--help`` without loading the search's numerics."""
+defaults. Apart from :mod:`stagebench.capacity.search` so that the command line can state
+them in ``--help`` without loading the search's numerics."""
 
 PROBE_DURATION_S = 30.0
 PROBE_WARMUP_MAX_S = 60.0

@@ -64,7 +64,7 @@ def one_search(
                          warm_settle_window_s=base.settle_window_s)  # fmt: skip
     began = time.monotonic()
     # with application = shared the probes share one warmed-up Spark application, as a
-    # suite's runs do (not the default: see probe_settings.PROBE_APPLICATION)
+    # suite's runs do (not the default: see stagebench.capacity.defaults.PROBE_APPLICATION)
     first = [(replace(probe_base, rate=bounds.start), settings)]
     sharing = (
         shared_application(out, first, base, console, "search")
@@ -200,7 +200,6 @@ def write(out: Path, result: CapacityResult) -> html_report.Page:
 
 
 def report(doc: dict[str, Any], image: Path | None) -> str:
-
     lines = [
         f"# Capacity of {doc['stage']} ({doc['impl']})",
         "",

@@ -1,5 +1,5 @@
 """A capacity search's result, as a typed, frozen record: :class:`CapacityResult`, built
-by :func:`stagebench.cli.capacity.capacity_result` from the search
+by :func:`stagebench.capacity.measure.capacity_result` from the search
 (:class:`stagebench.capacity.search.SearchResult`) and written once as capacity.json
 (:meth:`CapacityResult.as_dict`).
 

@@ -1,20 +1,8 @@
-"""Sustainable throughput: the highest constant rate a stage keeps up with.
-
-A capacity search runs constant-rate probes, each a complete run
-(:func:`stagebench.run.runner.execute`), and judges each one from its summary
-(:func:`stagebench.capacity.probe.judge`). :func:`search` grows the rate
-geometrically from the first probe until one is not sustainable, bisects the
-bracket until its width is within the precision, then spends its last probes at
-the current estimate of the capacity. Every probe is one observation, a pass or a
-failure, whatever its verdict: near capacity a rate passes some of the time, and
-:func:`stagebench.capacity.fit.fit_pass` fits the probability of passing against
-the rate over all of them, which gives the capacity (the rate passed half the
-time) with a 95 % interval. A probe the publisher could not feed is repeated
-and, twice, ends the search (the bottleneck is then the load generator, not the
-stage); the budget or Ctrl-C end it with the probes so far.
-The search and the fit are pure: the probe is a function, so both are unit-tested
-with fakes.
-"""
+"""The search of a capacity: :func:`search` grows the rate geometrically from the first
+probe until one is not sustainable, bisects the bracket until its width is within the
+precision, then spends its last probes at the current estimate of the capacity. The
+search and the fit are pure: the probe is a function, so both are unit-tested with
+fakes."""
 
 import math
 import time

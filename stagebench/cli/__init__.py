@@ -34,8 +34,6 @@ from stagebench.cli import (
     topics,
 )  # fmt: skip
 
-log = logging.getLogger(__name__)
-
 COMMANDS = (broker, topics, smoke, publish, pipeline, evaluate, compare, report, run, suite,
             capacity, config, history)  # fmt: skip
 """The subcommands in the order ``--help`` lists them."""

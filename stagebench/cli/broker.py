@@ -3,12 +3,15 @@
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from ground.kafka import MAX_BROKERS
-from ground.kafka.broker import BrokerState, EmbeddedBroker
 from stagebench.cli.shared import Subparsers, flag
 
 JSON_STATE = "print the broker state as JSON (default: text)"
+
+if TYPE_CHECKING:  # confluent-kafka and psutil, which --help leaves alone
+    from ground.kafka.broker import BrokerState
 
 
 def add(sub: Subparsers) -> None:
@@ -45,6 +48,7 @@ def add(sub: Subparsers) -> None:
 
 
 def start(args) -> int:
+    from ground.kafka.broker import EmbeddedBroker
 
     broker = EmbeddedBroker(port=args.port, heap=args.heap, brokers=args.brokers)
     running = broker.status()
@@ -61,6 +65,7 @@ def start(args) -> int:
 
 
 def stop(args) -> int:
+    from ground.kafka.broker import EmbeddedBroker
 
     if EmbeddedBroker().stop():
         print("embedded broker stopped; its data is deleted")
@@ -70,6 +75,7 @@ def stop(args) -> int:
 
 
 def status(args) -> int:
+    from ground.kafka.broker import EmbeddedBroker
 
     state = EmbeddedBroker().status()
     if args.json:
@@ -85,7 +91,7 @@ def status(args) -> int:
     return 0 if state else 3
 
 
-def _describe(state: BrokerState) -> str:
+def _describe(state: "BrokerState") -> str:
     pids = ", ".join(str(p) for p in state.pids)
     if len(state.nodes) == 1:
         return f"Kafka {state.kafka_version} at {state.bootstrap} (pid {pids})"

@@ -13,13 +13,9 @@ from stagebench.capacity.defaults import (
     PROBE_LEAD_IN_S,
     PROBE_WARMUP_MAX_S,
 )
-from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria
-from stagebench.capacity.result import CapacityResult
-from stagebench.capacity.table import format_table, headline
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments
 from stagebench.config.settings import RunConfig, load
-from stagebench.console import Console
 
 CAPACITY = (
     "Constant-rate probes, each a complete run, growing geometrically from "
@@ -98,7 +94,11 @@ def add(sub: Subparsers) -> None:
 
 def run(args) -> int:
     from stagebench.capacity.measure import Bounds, one_search
+    from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria
+    from stagebench.capacity.result import CapacityResult
     from stagebench.capacity.search import check_settings, parse_budget
+    from stagebench.capacity.table import format_table, headline
+    from stagebench.console import Console
     from stagebench.history.index import record_or_warn
 
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]

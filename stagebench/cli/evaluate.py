@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +17,10 @@ from stagebench.cli.shared import Subparsers, add_bootstrap, flag
 
 if TYPE_CHECKING:  # pandas, which this module leaves to the command that runs
     from evaluator.run_info import RunInfo
+
+
+REMOVED = frozenset({"plots", "log_scale", "engine"})
+"""Evaluator settings that older runs' config.json holds and the evaluator no longer has."""
 
 
 def add(sub: Subparsers) -> None:
@@ -52,12 +55,6 @@ def add(sub: Subparsers) -> None:
         add_field(parser, EvaluatorConfig, name, "--" + name.replace("_", "-"), shown=own)
     flag(parser, "--force", "overwrite an existing summary.json (default: refuse)")
     parser.set_defaults(handler=run)
-
-
-log = logging.getLogger(__name__)
-
-REMOVED = frozenset({"plots", "log_scale", "engine"})
-"""Evaluator settings that older runs' config.json holds and the evaluator no longer has."""
 
 
 def run(args: argparse.Namespace) -> int:

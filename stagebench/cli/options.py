@@ -1,10 +1,9 @@
-"""Which configuration fields the commands take as options: read by the parsers and the
-command handlers alike.
+"""Which configuration fields the commands take as options: read by the commands'
+parsers and handlers alike.
 
-:mod:`stagebench.parsers` turns each field named here into an option of the same dest
-(:mod:`stagebench.cli.fields`); the handlers in :mod:`stagebench.commands` turn the
-parsed values back into configuration with the same names. Kept apart from the parsers so
-that no handler imports them; as light as they are, since ``--help`` builds them.
+A command's parser turns each field named here into an option of the same dest
+(:mod:`stagebench.cli.fields`); its handler turns the parsed values back into
+configuration with the same names. As light as the parsers, since ``--help`` builds them.
 """
 
 import argparse

@@ -69,7 +69,6 @@ def add(sub: Subparsers) -> None:
 
 
 def _spark_conf(pairs: list[str]) -> dict[str, str]:
-
     conf = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -103,10 +102,9 @@ def config_from_args(args: argparse.Namespace, bootstrap: str) -> PipelineConfig
 
 
 def run(args: argparse.Namespace) -> int:
-
-    # validate everything before resolving Kafka, which may start the embedded broker
     from ground.kafka.resolve import resolve
 
+    # validate everything before resolving Kafka, which may start the embedded broker
     config = config_from_args(args, args.bootstrap or "unresolved")
     config = dataclasses.replace(config, bootstrap=resolve(args.bootstrap))
     write_pipeline_config(args.run_dir, config)

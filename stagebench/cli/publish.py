@@ -22,7 +22,6 @@ from publisher.sizing import derive
 from stagebench.cli.fields import add_field
 from stagebench.cli.options import PUBLISH_FIELDS
 from stagebench.cli.shared import Subparsers, add_bootstrap
-from stagebench.console import Console
 
 if TYPE_CHECKING:  # numpy, which this module leaves to the command that runs
     from publisher.summary import ProgressSnapshot
@@ -58,6 +57,7 @@ def config_from_args(args: argparse.Namespace) -> PublisherConfig:
 def run(args: argparse.Namespace) -> int:
     from ground.kafka.resolve import resolve
     from publisher.producer import publish
+    from stagebench.console import Console
 
     config = config_from_args(args)
 

@@ -7,7 +7,7 @@ back through its Kafka connector and sees LogAppendTime (Spark: ``timestampType`
 import time
 
 from engines import registry
-from engines.registry import NAMES, engine
+from engines.registry import NAMES
 from ground.errors import SparkError
 from ground.kafka.naming import new_run_id
 from stagebench.cli.shared import Subparsers, add_bootstrap
@@ -28,14 +28,13 @@ def add(sub: Subparsers) -> None:
     parser.add_argument(
         "--engine",
         default="spark",
-        choices=[name for name in NAMES if engine(name).smoke],
+        choices=[name for name in NAMES if registry.engine(name).smoke],
         help="the engine that reads the records back (default: %(default)s)",
     )
     parser.set_defaults(handler=run)
 
 
 def run(args) -> int:
-
     from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Producer
 
     from ground.kafka.resolve import resolve

@@ -4,8 +4,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from engines.config import TRIGGERS
-from engines.registry import NAMES, chosen, engine_for
+from engines.registry import NAMES, engine_for
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import MAIN_LINE, STAGES
@@ -14,15 +13,14 @@ from stagebench.cli.shared import Subparsers, add_run_arguments, flag
 from stagebench.config.faults import ENGINE_FAULTS
 from stagebench.config.roles import validate
 from stagebench.config.settings import RunConfig, load
-from stagebench.console import Console
-from stagebench.suite.order import split_engine, split_trigger
+from stagebench.suite.entry import entries, entry_run, parts
 
 
 def add(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "suite",
         help="run the stage ladder and print the increment table",
-        description="Run each stage in turn with identical settings (but for the "
+        description="Run each stage in turn with identical settings (but for the engine, "
         "implementation or trigger an entry of --stages names), then compare them: "
         "p50/p95/p99 per stage and the increment each adds over the stage it builds on. "
         "Writes results/<time>-suite-<id>/comparison.{json,md} and report.html.",
@@ -62,62 +60,26 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[str, str]]:
-    """``--stages`` as the suite's ([engine:]stage[@trigger], impl) pairs: each entry is
-    ``[ENGINE:]STAGE[/IMPL][@TRIGGER]``, e.g. ``tumbling/custom``,
-    ``tumbling-union@real-time`` or ``spark:join``, run by the engine it names, else by
-    ``engine_name`` (``--engine``; "": each stage's default). Without ``/IMPL`` a stage
-    takes ``default_impl`` (``--impl``) where its engine has it, else the engine's own
-    operators. ConfigError naming the entry that cannot run."""
-    out = []
-    for entry in (s.strip() for s in text.split(",") if s.strip()):
-        named, rest = split_engine(entry)
-        if named is not None and named not in NAMES:
-            raise ConfigError(f"{entry}: unknown engine {named!r} (engines: {', '.join(NAMES)})")
-        head, trigger = split_trigger(rest)
-        name, _, impl = head.partition("/")
-        if entry.endswith("@"):
-            raise ConfigError(f"{entry}: no trigger after @ (triggers: {', '.join(TRIGGERS)})")
-        if name not in STAGES:
-            raise ConfigError(f"unknown stage(s) [{name!r}] (stages: {', '.join(STAGES)})")
-        if trigger is not None and trigger not in TRIGGERS:
-            raise ConfigError(
-                f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
-            )
-        engine = chosen(named or engine_name, name)
-        if trigger is not None and trigger not in engine.triggers(name):
-            raise ConfigError(f"{entry}: {engine.title}'s {trigger} mode cannot run stage {name!r}")
-        impl = impl or (default_impl if default_impl in engine.impls(name) else "builtin")
-        engine.check(name, impl)
-        prefix = f"{named}:" if named else ""
-        out.append((prefix + name + (f"@{trigger}" if trigger else ""), impl))
-    if not out:
-        raise ConfigError(f"no stage given (stages: {', '.join(STAGES)})")
-    return out
-
-
 def run(args) -> int:
     from evaluator.comparison_table import format_table
+    from stagebench.console import Console
     from stagebench.history.index import record_or_warn
-    from stagebench.suite.rounds import run_suite, with_trigger
+    from stagebench.suite.rounds import run_suite
 
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
     settings = load(args.config, run_overrides(args))
     base = from_mapping(RunConfig, settings.section("run"), "run")
     stages_impl = entries(args.stages, base.impl, base.engine)
-    if not args.no_floor and "floor" not in (split_engine(s)[1] for s, _ in stages_impl):
+    if not args.no_floor and "floor" not in (parts(key)[1] for key, _ in stages_impl):
         if base.fault in ENGINE_FAULTS and base.fault not in engine_for("floor").faults:
             print(f"the floor is left out: it cannot take {base.fault}", file=sys.stderr)
         else:  # so that ingest's increment is measured over Kafka's own; no Spark job,
             # so never in real-time mode, whatever [pipeline] trigger the others take
             real_time = settings.section("pipeline").get("trigger") == "real-time"
             stages_impl.insert(0, ("floor@processing-time" if real_time else "floor", "builtin"))
-    for entry, impl in stages_impl:  # every run's settings, before the first run starts
-        named, rest = split_engine(entry)
-        name, trigger = split_trigger(rest)
-        run = replace(base, stage=name, impl=impl, engine=named or base.engine)
-        validate(run, with_trigger(settings, trigger))
+    for entry in stages_impl:  # every run's settings, before the first run starts
+        validate(*entry_run(base, settings, entry))
     suite = run_suite(
         stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
     )

@@ -44,7 +44,6 @@ def add(sub: Subparsers) -> None:
 
 
 def _names(args) -> list[str]:
-
     if args.names and args.run_id:
         raise ConfigError("give topic names or --run-id, not both")
     if args.names:
@@ -55,7 +54,6 @@ def _names(args) -> list[str]:
 
 
 def create(args) -> int:
-
     from ground.kafka.resolve import resolve
     from ground.kafka.topics import create_topics
 
@@ -75,7 +73,6 @@ def create(args) -> int:
 
 
 def check(args) -> int:
-
     from ground.kafka.resolve import resolve
     from ground.kafka.topics import check_topics
 

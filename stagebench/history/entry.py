@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from engines.registry import engine_for
 from evaluator.comparison_rows import run_pace, trigger, variant
 from evaluator.comparison_table import steady_text
 from evaluator.recovery import FIGURES, figures
@@ -38,8 +39,8 @@ class Figure:
     impl: str
     runs: int
     engine: str | None = None
-    """The stream engine that ran the stage (floor, spark); None for runs made before
-    results named it, or a suite row whose runs took several."""
+    """The stream engine that ran the stage (floor, spark; for results made before they
+    named it, the stage's default engine then); None for a row whose runs took several."""
     p50: float | None = None
     p50_ci95: list[float] | None = None
     p99: float | None = None
@@ -96,7 +97,7 @@ def _run(path: Path, summary: dict[str, Any]) -> Entry:
     run, lat, ci = summary["run"], summary["latency_ms"], summary.get("confidence") or {}
     figure = Figure(
         stage=run["stage"], impl=variant(run["impl"], trigger(summary)), runs=1,
-        engine=run.get("engine"),
+        engine=run.get("engine") or engine_for(run["stage"]).name,
         p50=lat.get("p50"), p50_ci95=ci.get("p50"), p99=lat.get("p99"), p99_ci95=ci.get("p99"),
         steady=(summary.get("steady_state") or {}).get("verdict"),
         recovery=None if (found := figures(summary.get("recovery"))) is None else [found],
@@ -114,8 +115,8 @@ def _suite(path: Path) -> Entry:
     members = [r.path for r in rundir.suite_runs(path)]
     summaries = [read_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
     figures = [
-        Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"], engine=r.get("engine"),
-               p50=r["p50"],
+        Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"],
+               engine=r.get("engine") or engine_for(r["stage"]).name, p50=r["p50"],
                p50_ci95=r.get("p50_ci95"), p99=r["p99"], p99_ci95=r.get("p99_ci95"),
                steady=steady_text(r.get("steady") or []), recovery=_recovery(r))
         for r in doc["stages"]
@@ -155,12 +156,22 @@ def _capacity(path: Path) -> Entry:
         id=path.name, kind="capacity", time=_time(path, {}), path=str(path),
         workload="latency", rate=None, trusted=None,
         warnings=[] if stopped in (None, "converged") else [f"the search stopped: {stopped}"],
-        figures=[Figure(stage=doc["stage"], impl=doc["impl"], runs=len(doc["probes"]))],
+        figures=[Figure(stage=doc["stage"], impl=doc["impl"], runs=len(doc["probes"]),
+                        engine=_probes_engine(summaries, doc["stage"]))],
         pace_ms=statistics.median(paces) if paces else None,
         capacity_mps=doc.get("capacity_mps"), capacity_ci95_mps=doc.get("capacity_ci95_mps"),
         capacity_bracket_mps=[doc.get("sustainable_mps"), doc.get("first_unsustainable_mps")],
         **conditions,
     )  # fmt: skip
+
+
+def _probes_engine(summaries: list[dict[str, Any]], stage: str) -> str | None:
+    """The engine a capacity search's probes ran on: theirs where they name one, the
+    stage's default for probes made before results named it; None for several."""
+    engines = {s["run"].get("engine") or engine_for(stage).name for s in summaries}
+    if not engines:
+        return engine_for(stage).name
+    return engines.pop() if len(engines) == 1 else None
 
 
 def _conditions(summary: dict[str, Any]) -> dict[str, Any]:

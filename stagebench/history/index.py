@@ -36,7 +36,7 @@ CREATE TABLE entries (
 CREATE TABLE figures (
     entry_id TEXT NOT NULL REFERENCES entries(id) ON DELETE CASCADE, position INTEGER,
     stage TEXT NOT NULL, impl TEXT NOT NULL, runs INTEGER, p50 REAL, p50_ci95 TEXT,
-    p99 REAL, p99_ci95 TEXT, steady TEXT, engine TEXT
+    p99 REAL, p99_ci95 TEXT, steady TEXT, engine TEXT, recovery TEXT
 );
 CREATE TABLE settings (
     entry_id TEXT NOT NULL REFERENCES entries(id) ON DELETE CASCADE,
@@ -154,9 +154,10 @@ def _insert(db: sqlite3.Connection, entry: Entry) -> None:
          json.dumps(entry.capacity_ci95_mps), json.dumps(entry.capacity_bracket_mps)),
     )  # fmt: skip
     db.executemany(
-        "INSERT INTO figures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO figures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(entry.id, i, f.stage, f.impl, f.runs, f.p50, json.dumps(f.p50_ci95), f.p99,
-          json.dumps(f.p99_ci95), f.steady, f.engine) for i, f in enumerate(entry.figures)],
+          json.dumps(f.p99_ci95), f.steady, f.engine, json.dumps(f.recovery))
+         for i, f in enumerate(entry.figures)],
     )  # fmt: skip
     db.executemany(
         "INSERT INTO settings VALUES (?, ?, ?, ?)",
@@ -215,7 +216,8 @@ def _entry(
         Figure(stage=f["stage"], impl=f["impl"], runs=f["runs"], engine=f["engine"],
                p50=f["p50"],
                p50_ci95=json.loads(f["p50_ci95"]), p99=f["p99"],
-               p99_ci95=json.loads(f["p99_ci95"]), steady=f["steady"])
+               p99_ci95=json.loads(f["p99_ci95"]), steady=f["steady"],
+               recovery=json.loads(f["recovery"]))
         for f in db.execute("SELECT * FROM figures WHERE entry_id = ? ORDER BY position",
                             (row["id"],))
         if (not stage or f["stage"] == stage) and (not engine or f["engine"] == engine)

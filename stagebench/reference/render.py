@@ -10,9 +10,9 @@ capacity.json (which carries its machine and versions). ``render`` rewrites ever
 (:mod:`stagebench.reference.blocks`) of README.md and docs/*.md from the stored data;
 tests/test_readme.py checks that the docs still hold exactly that.
 
-    python -m stagebench.reference.render store results/<UTC time>-suite-<id>
-    python -m stagebench.reference.render store results/<UTC time>-capacity-<stage>-<id>
-    python -m stagebench.reference.render render
+    python -m stagebench.reference store results/<UTC time>-suite-<id>
+    python -m stagebench.reference store results/<UTC time>-capacity-<stage>-<id>
+    python -m stagebench.reference render
 """
 
 import argparse
@@ -125,7 +125,7 @@ def _nowhere(root: Path) -> str:
     which = (
         f"SUITE: one of {', '.join(suites)}"
         if suites
-        else "store a suite first: python -m stagebench.reference.render store RESULTS/SUITE_DIR"
+        else "store a suite first: python -m stagebench.reference store RESULTS/SUITE_DIR"
     )
     searched = f" (SEARCH: one of {', '.join(searches)})" if searches else ""
     return (
@@ -158,7 +158,7 @@ stagebench commit the data was measured, with links to it."""
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m stagebench.reference.render",
+        prog="python -m stagebench.reference",
         description="Keep finished suites and capacity searches as reference data and\n"
         "render the docs' measured figures from them.",
         epilog=HELP,
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k in kinds
             )
             print(f"stored {target}; a doc shows it between {markers} once they are there: "
-                  "python -m stagebench.reference.render render")  # fmt: skip
+                  "python -m stagebench.reference render")  # fmt: skip
         else:
             for doc, labels in render(ROOT).items():
                 print(f"rendered {doc}: {'; '.join(labels)}")
@@ -194,7 +194,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ERROR: {err}", file=sys.stderr)
         return err.exit_code
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -18,7 +18,7 @@ from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.health import HealthMonitor
-from stagebench.run.job import Engine
+from stagebench.run.job import Job
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class FaultInjector:
         run: RunConfig,
         bootstrap: str,
         console: Console,
-        engine: Engine,
+        engine: Job,
         health: HealthMonitor,
         clock: BrokerClock,
         wait: Callable[[float, str], None],

@@ -17,7 +17,7 @@ from ground.kafka.broker import wait_until_reachable
 from ground.kafka.local import LocalBroker, local_broker
 from ground.kafka.naming import RunTopics
 from ground.kafka.topics import admin_client, current_leaders
-from stagebench.run.job import Engine
+from stagebench.run.job import Job
 from stagebench.run.publisher import PublisherThread
 
 log = logging.getLogger(__name__)
@@ -29,9 +29,7 @@ BROKER_FAILURES_TOLERATED = 3
 class HealthMonitor:
     """Checks of one run's job, publisher, broker and partition leaders."""
 
-    def __init__(
-        self, bootstrap: str, topics: RunTopics, engine: Engine, publisher: PublisherThread
-    ):
+    def __init__(self, bootstrap: str, topics: RunTopics, engine: Job, publisher: PublisherThread):
         self.bootstrap, self.topics, self.engine, self.publisher = (
             bootstrap, topics, engine, publisher,
         )  # fmt: skip

@@ -47,7 +47,7 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
     return path
 
 
-class Engine:
+class Job:
     """The job of one run (the Spark pipeline, or the floor): a child process, or a
     query in a shared ``application``."""
 

@@ -56,7 +56,7 @@ from stagebench.run.application import Application
 from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.faults import FaultInjector
 from stagebench.run.health import HealthMonitor
-from stagebench.run.job import Engine, progress_events
+from stagebench.run.job import Job, progress_events
 from stagebench.run.metadata import machine, versions
 from stagebench.run.publisher import PublisherThread
 from stagebench.run.warmup import Warmth
@@ -117,7 +117,7 @@ class Run:
         # every configuration is built and validated before anything starts
         self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
         self.warmth = Warmth.of(run, self.config.pipeline, application)
-        self.engine = Engine(run_dir, self.config.pipeline, self.warmth.application)
+        self.engine = Job(run_dir, self.config.pipeline, self.warmth.application)
         self.publisher = PublisherThread(bootstrap, self.config.publisher)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)

@@ -31,7 +31,7 @@ from stagebench.config.roles import assemble
 from stagebench.config.settings import RunConfig, Settings
 from stagebench.console import Console
 from stagebench.run.application import Application
-from stagebench.run.job import Engine
+from stagebench.run.job import Job
 from stagebench.run.publisher import PublisherThread
 
 STOP_TIMEOUT_S = 60.0
@@ -145,7 +145,7 @@ def _warm_alone(
     run_dir = root / f"{run.stage}-{run.impl}-{warm_id}"
     roles = assemble(warm, settings, bootstrap, warm_id, run_dir, topics)
     publisher = PublisherThread(bootstrap, roles.publisher)
-    engine = Engine(run_dir, roles.pipeline, application)
+    engine = Job(run_dir, roles.pipeline, application)
     create_topics(bootstrap, topics.all, partitions=run.partitions, leader=run.leader,
                   replication=run.replication)  # fmt: skip
     try:

@@ -12,9 +12,10 @@ random order, come when it has run for minutes.
 import random
 from dataclasses import dataclass
 
-from engines.registry import engine_for
+from engines.registry import chosen
 from ground.stages import deepest_first, stage
 from stagebench.report.order import order_kind
+from stagebench.suite.entry import label, parts
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Order:
         and whether the first round's order was the fixed one."""
         return {
             "seed": self.seed,
-            "rounds": [[entry(s, i) for s, i in o] for o in self.rounds],
+            "rounds": [[label(s, i) for s, i in o] for o in self.rounds],
             "fixed_first": self.fixed_first,
         }
 
@@ -77,29 +78,10 @@ def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
     docs/method.md#one-application-per-suite."""
 
     def key(item: tuple[str, str]) -> tuple[int, int, int]:
-        s = stage(split_trigger(split_engine(item[0])[1])[0])
-        group = 0 if s.window else 1 if not engine_for(s.name).warms_up else 2 if s.stateful else 3
+        named, name, _ = parts(item[0])
+        s = stage(name)
+        warms_up = chosen(named, name).warms_up
+        group = 0 if s.window else 1 if not warms_up else 2 if s.stateful else 3
         return group, *deepest_first(s.name)
 
     return sorted(stages, key=key)
-
-
-def entry(stage: str, impl: str) -> str:
-    """ "stage/impl", the trigger after the impl: "tumbling-union/builtin@real-time", and
-    the engine before the stage where the entry names one: "spark:join/builtin"."""
-    name, trigger = split_trigger(stage)
-    return f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
-
-
-def split_engine(entry: str) -> tuple[str | None, str]:
-    """``"spark:join@real-time"`` → ("spark", "join@real-time"); ``"join"`` → (None,
-    "join"): an entry may name the engine that runs its stage."""
-    engine, _, rest = entry.rpartition(":")
-    return engine or None, rest
-
-
-def split_trigger(entry: str) -> tuple[str, str | None]:
-    """``"tumbling-union@real-time"`` → ("tumbling-union", "real-time"): a suite runs a
-    stage in another trigger mode than its settings' beside the same stage in theirs."""
-    name, _, trigger = entry.partition("@")
-    return name, trigger or None

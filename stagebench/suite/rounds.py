@@ -1,8 +1,9 @@
 """A suite: the stage ladder run with identical settings, in rounds, then the increment table.
 
-Identical but for what an entry of ``--stages`` names itself: a window's
-implementation (``tumbling/custom``) and Spark's real-time mode
-(``tumbling-union@real-time``), each a row of its own.
+Identical but for what an entry of ``--stages`` names itself
+(:mod:`stagebench.suite.entry`): the engine, a window's implementation
+(``tumbling/custom``) and Spark's real-time mode (``tumbling-union@real-time``), each a
+row of its own.
 
 A round runs every stage once, in the order of :mod:`stagebench.suite.order`
 (printed and kept in comparison.json). Each increment is taken within a
@@ -17,7 +18,7 @@ table, which names the failed runs.
 import contextlib
 import json
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,28 +32,8 @@ from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.runner import execute
 from stagebench.run.warmup import describe_warm_up, shared_application
-from stagebench.suite.order import Order, round_orders, split_engine, split_trigger
-
-
-def with_trigger(settings: Settings, trigger: str | None) -> Settings:
-    """``settings`` with ``[pipeline] trigger`` set to ``trigger`` (unchanged for None)."""
-    if trigger is None:
-        return settings
-    values = {**settings.values, "pipeline": {**settings.section("pipeline"), "trigger": trigger}}
-    sources = {**settings.sources, "pipeline": {**settings.sources.get("pipeline", {}),
-                                                "trigger": "suite --stages"}}  # fmt: skip
-    return Settings(values, sources)
-
-
-def _entry_run(
-    base: RunConfig, settings: Settings, entry: tuple[str, str]
-) -> tuple[RunConfig, Settings]:
-    """The run configuration and settings of one ``([engine:]stage[@trigger], impl)``
-    entry."""
-    engine, rest = split_engine(entry[0])
-    name, trigger = split_trigger(rest)
-    run = replace(base, stage=name, impl=entry[1], engine=engine or base.engine)
-    return run, with_trigger(settings, trigger)
+from stagebench.suite.entry import entry_run
+from stagebench.suite.order import Order, round_orders
 
 
 @dataclass(frozen=True)
@@ -92,7 +73,7 @@ def run_suite(
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
     run_dirs, rounds, incomplete, failed = [], [], [], []
     total = len(stages) * repeat
-    runs = {entry: _entry_run(base, settings, entry) for entry in stages}
+    runs = {entry: entry_run(base, settings, entry) for entry in stages}
     sharing = (
         shared_application(suite_dir, list(runs.values()), base, console, "suite")
         if base.application == "shared"

@@ -70,6 +70,14 @@ def test_entries_filter_by_stage_engine_time_and_setting(results):
     )
 
 
+def test_a_runs_recovery_after_a_fault_is_kept_in_the_index(tmp_path):
+    run_dir = make_run(tmp_path, "join", "00000009", fault=True)
+    history_index.record(tmp_path, run_dir)
+    [entry] = history_index.entries(tmp_path)
+    assert entry.figures[0].recovery == read_entry(run_dir).figures[0].recovery is not None
+    assert "after a fault" in format_history([entry])
+
+
 def test_a_capacity_search_is_one_entry_with_its_bracket(tmp_path):
     search = make_capacity(tmp_path)
     history_index.record(tmp_path, search)

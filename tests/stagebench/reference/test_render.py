@@ -1,6 +1,6 @@
 """Reference data beyond the README's suite table: capacity searches stored and rendered as
 ``stagebench capacity`` prints them, the papers' figures beside a stored suite, blocks in
-every doc, and the one-line errors of ``python -m stagebench.reference.render``."""
+every doc, and the one-line errors of ``python -m stagebench.reference``."""
 
 import json
 import re

@@ -1,7 +1,8 @@
 """The order a suite runs its stages in: seeded random rounds, and the fixed first round
 of a shared application."""
 
-from stagebench.suite.order import Order, first_round_order, round_orders, split_trigger
+from stagebench.suite.entry import split_trigger
+from stagebench.suite.order import Order, first_round_order, round_orders
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
 QUICK_START = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin"),

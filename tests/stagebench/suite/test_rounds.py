@@ -9,7 +9,7 @@ import pytest
 from evaluator.compare import compare
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
-from ground.errors import ConfigError, StagebenchError
+from ground.errors import StagebenchError
 from stagebench.config.settings import RunConfig, Settings
 from stagebench.console import Console
 from stagebench.run import warmup as app_warmup
@@ -198,36 +198,6 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
     assert rows["tumbling-union", "builtin"].increment_p50 == 470.0
     md = (result.suite_dir / "comparison.md").read_text()
     assert "tumbling-union/builtin@real-time: first update p50 5" in md
-
-
-def test_stages_name_their_implementation_and_mode():
-    from stagebench.cli.suite import entries
-
-    assert entries("join,tumbling,tumbling/custom,tumbling-union@real-time", "builtin") == [
-        ("join", "builtin"), ("tumbling", "builtin"), ("tumbling", "custom"),
-        ("tumbling-union@real-time", "builtin"),
-    ]  # fmt: skip
-    # --impl custom: the windows' custom implementation, Spark's own for the others
-    assert entries("join,sliding,tumbling/builtin", "custom") == [
-        ("join", "builtin"), ("sliding", "custom"), ("tumbling", "builtin"),
-    ]  # fmt: skip
-    # an entry may name its engine; the floor stays the floor whatever is named
-    assert entries("spark:join,spark:tumbling-union@real-time,floor", "builtin") == [
-        ("spark:join", "builtin"), ("spark:tumbling-union@real-time", "builtin"),
-        ("floor", "builtin"),
-    ]  # fmt: skip
-    with pytest.raises(ConfigError, match=r"flink:join: unknown engine 'flink' \(engines: "):
-        entries("flink:join", "builtin")
-    with pytest.raises(ConfigError, match=r"floor does not run stage 'join' \(it runs: floor\)"):
-        entries("floor:join", "builtin")
-
-
-def test_an_entrys_engine_reaches_its_run():
-    base = RunConfig(engine="")
-    run, _ = suite._entry_run(base, Settings({}, {}), ("spark:tumbling@real-time", "custom"))
-    assert (run.engine, run.stage, run.impl) == ("spark", "tumbling", "custom")
-    run, _ = suite._entry_run(base, Settings({}, {}), ("join", "builtin"))
-    assert (run.engine, run.stage) == ("", "join")
 
 
 class FakeApplication:
