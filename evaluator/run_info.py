@@ -12,7 +12,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from evaluator.recovery import Window
 from ground import rundir
@@ -20,6 +20,32 @@ from ground.errors import EvaluationError
 from ground.stages import STAGES
 
 RUN_FILE = rundir.RUN
+
+
+class RunMetadata(TypedDict, total=False):
+    """What the run flow records of a run beside what it is, kept verbatim as
+    summary.json's ``metadata``; a run evaluated alone (``evaluate --output-topic``) has
+    none of it."""
+
+    versions: dict[str, Any]
+    """stagebench's, the broker's (a broker it started) and the engine's."""
+    machine: dict[str, Any]
+    """The host (processor, memory) and what the run used of it."""
+    started_at: str
+    ended_at: str
+    publisher: dict[str, Any]
+    """The publisher's summary (publisher.json)."""
+    resources: dict[str, Any]
+    """CPU, memory, heap and GC per process group, sampled each second."""
+    leaders: dict[str, Any]
+    """Each topic's partition leaders ``before`` and ``after`` the run: one clock."""
+    faults: list[dict[str, Any]]
+    marks_ms: dict[str, Any]
+    """The run's moments on the broker's clock (``job_started_ms``, the measured period)."""
+    warmup: dict[str, Any]
+    warnings: list[str]
+    dropped_by_watermark: dict[str, int] | None
+    """Rows the engine dropped as later than its watermark, per operator."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +65,7 @@ class RunInfo:
     bootstrap: str | None = None
     start_ms: int | None = None
     end_ms: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: RunMetadata = field(default_factory=RunMetadata)
     config: dict[str, Any] = field(default_factory=dict)
     disturbances: tuple[Window, ...] = ()
 

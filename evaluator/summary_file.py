@@ -18,6 +18,12 @@ SCHEMA_VERSION = 1
 key changes its meaning or disappears, and the only version :func:`read_summary` reads."""
 
 
+def is_incomplete(summary: dict[str, Any]) -> bool:
+    """A run with missing outputs, or outputs that contradict their inputs (not trusted):
+    its latencies describe part of the job's work, and the commands say so."""
+    return bool(summary["records"]["missing"]) or summary["trusted"] is False
+
+
 def read_summary(run_dir: Path | str) -> dict[str, Any]:
     """summary.json of ``run_dir``; EvaluationError naming the file when it is missing,
     not a JSON object, or of another schema version than :data:`SCHEMA_VERSION`."""

@@ -24,6 +24,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args) -> int:
+    from evaluator.summary_file import is_incomplete
     from stagebench.history.index import record_or_warn
     from stagebench.report.summary_table import format_runs
     from stagebench.run.runner import execute
@@ -37,5 +38,4 @@ def run(args) -> int:
     print(f"\nresults: {result.run_dir}")
     if warning := record_or_warn(Path(config.results_dir), result.run_dir):
         print(f"WARNING: {warning}", file=sys.stderr)
-    summary = result.summary
-    return 1 if summary["trusted"] is False or summary["records"]["missing"] else 0
+    return 1 if is_incomplete(result.summary) else 0

@@ -9,7 +9,6 @@ results directory, belong to it and are no entries of their own. A capacity sear
 probes sit inside its directory.
 """
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from evaluator.settings_diff import compared_settings, shown
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError
+from stagebench.results.documents import read_capacity, read_comparison
 
 NOT_KEY = {"stage", "impl", "rate", "workload", "results_dir"}
 """Settings with a column of their own, or no bearing on a figure: not repeated among an
@@ -111,7 +111,7 @@ def _run(path: Path, summary: dict[str, Any]) -> Entry:
 
 
 def _suite(path: Path) -> Entry:
-    doc = json.loads((path / rundir.COMPARISON).read_text())
+    doc = read_comparison(path)
     members = [r.path for r in rundir.suite_runs(path)]
     summaries = [read_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
     figures = [
@@ -143,7 +143,7 @@ def _recovery(row: dict[str, Any]) -> list[dict[str, float | None]] | None:
 
 
 def _capacity(path: Path) -> Entry:
-    doc = json.loads((path / rundir.CAPACITY).read_text())
+    doc = read_capacity(path)
     probes = [path / Path(p["run_dir"]).name for p in doc["probes"] if p.get("run_dir")]
     summaries = [read_summary(d) for d in probes if (d / rundir.SUMMARY).is_file()]
     conditions = _conditions(summaries[0] if summaries else {})

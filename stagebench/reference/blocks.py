@@ -14,7 +14,6 @@ measured (:mod:`stagebench.reference.measured`); its links hold from the doc's d
 """
 
 import contextlib
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,6 +28,7 @@ from stagebench.capacity.table import headline
 from stagebench.reference.data import REFERENCE_DIR, capacity_docs, papers, stored_dir
 from stagebench.reference.measured import capacity_line, suite_line
 from stagebench.reference.papers import papers_table
+from stagebench.results.documents import read_comparison
 
 KINDS = ("reference-table", "reference-capacity", "reference-papers")
 MARKER = re.compile(
@@ -86,7 +86,7 @@ def _suite_line(root: Path, name: str, where: Path) -> str:
     """The measured line of the stored suite ``name``; ConfigError when it is not stored."""
     suite_dir = stored_dir(root, "suite", name)
     run_dirs = [r.path for r in rundir.suite_runs(suite_dir)]
-    suite = json.loads((suite_dir / rundir.COMPARISON).read_text())
+    suite = read_comparison(suite_dir)
     return suite_line(name, suite, [read_summary(d) for d in run_dirs], where)
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ground import rundir
 from ground.errors import ConfigError
+from stagebench.results.documents import read_capacity
 
 REFERENCE_DIR = Path("docs") / "reference-data"
 """Where stored results live, relative to the work tree."""
@@ -53,10 +54,7 @@ def stored_dir(root: Path, kind: Stored, name: str) -> Path:
 
 def capacity_docs(root: Path, names: list[str]) -> list[dict[str, Any]]:
     """The capacity.json of each stored capacity search of ``names``, in that order."""
-    return [
-        json.loads((stored_dir(root, "capacity", name) / rundir.CAPACITY).read_text())
-        for name in names
-    ]
+    return [read_capacity(stored_dir(root, "capacity", name)) for name in names]
 
 
 def papers(root: Path) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import load_run, located, read_json
 from stagebench.report.page import figure, link, section
+from stagebench.results.documents import read_capacity
 
 
 def deciding_probes(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -33,7 +34,7 @@ def deciding_probes(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def capacity_page(capacity_dir: Path) -> tuple[str, list[str]]:
-    doc = read_json(capacity_dir / rundir.CAPACITY) or {}
+    doc = read_capacity(capacity_dir)
     first = next(
         (
             d

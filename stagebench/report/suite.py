@@ -15,15 +15,17 @@ from typing import Any
 
 from ground import rundir
 from stagebench.report import figures, tables
-from stagebench.report.data import RunData, load_run, read_json
+from stagebench.report.data import RunData, load_run
 from stagebench.report.order import order_kind
 from stagebench.report.page import figure, link, section
+from stagebench.results.documents import read_comparison
 
 Labelled = list[tuple[str, RunData]]
 
 
 def suite_page(suite_dir: Path) -> tuple[str, list[str]]:
-    doc = read_json(suite_dir / rundir.COMPARISON) or {}
+    # a suite's page is drawn from its runs even before its comparison.json is written
+    doc = read_comparison(suite_dir) if (suite_dir / rundir.COMPARISON).is_file() else {}
     runs: Labelled = [
         (_label(run), load_run(run.path))
         for run in rundir.suite_runs(suite_dir)

@@ -36,7 +36,7 @@ from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
 from evaluator.recovery import Window
-from evaluator.run_info import RunInfo, save_run
+from evaluator.run_info import RunInfo, RunMetadata, save_run
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka import KAFKA_VERSION
@@ -146,7 +146,7 @@ class Run:
         self._write(rundir.CONFIG, self.config.effective(self.run, self.settings))
         broker = self.health.local_broker
         embedded = broker is not None and broker.kind == "embedded"
-        self.metadata = {
+        self.metadata: RunMetadata = {
             # the version of a broker we did not start is unknown to us
             "versions": versions(kafka=KAFKA_VERSION if embedded else None),
             "machine": machine(),

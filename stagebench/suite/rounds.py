@@ -24,6 +24,7 @@ from pathlib import Path
 
 from evaluator.compare import Comparison, compare
 from evaluator.comparison_table import to_markdown
+from evaluator.summary_file import is_incomplete
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
@@ -97,7 +98,7 @@ def run_suite(
                     continue
                 run_dirs.append(result.run_dir)
                 rounds.append(k)
-                if result.summary["records"]["missing"] or result.summary["trusted"] is False:
+                if is_incomplete(result.summary):
                     incomplete.append(result.run_dir)
     if not run_dirs:
         raise StagebenchError(
