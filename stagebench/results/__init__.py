@@ -1,0 +1,3 @@
+"""A results directory's documents read back: summary.json (:mod:`evaluator.summary_file`),
+comparison.json and capacity.json (:mod:`.documents`), each refused in one line when it
+is of a schema version this stagebench does not read."""
