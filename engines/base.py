@@ -60,7 +60,9 @@ class Engine:
     """The faults of its own process it can take (``engine-restart``, ``worker-loss``)."""
     shared_session: bool = False
     """A suite's or a capacity search's runs can share one session of it (Spark's
-    application)."""
+    application; :meth:`engines.config.Settings.session_conf` says which runs)."""
+    settings: type | None = None
+    """Its settings' class (a :class:`engines.config.Settings`); None: it has none."""
     notes: Mapping[str, str] = field(default_factory=dict)
     """Why an execution mode leaves stages out, by mode, for the error that refuses one."""
     versions: Callable[[], Mapping[str, str | None]] = dict

@@ -66,6 +66,15 @@ def stages_of(name: str) -> tuple[str, ...]:
     return tuple(s for s in STAGES if engine(name).runs(s))
 
 
+def triggers() -> tuple[str, ...]:
+    """Every execution mode an engine has, each once, in :data:`NAMES`' order."""
+    modes: dict[str, None] = {}
+    for found in engines():
+        for support in found.stages.values():
+            modes.update(dict.fromkeys(support.triggers))
+    return tuple(modes)
+
+
 def job(found: Engine) -> Callable[..., int]:
     """The engine's job function, ``run`` of its job module (an
     :data:`engines.process.Job`), imported now: in the process that runs the job."""

@@ -14,7 +14,7 @@ from typing import Any
 
 # What two runs of one comparison must share besides stage, engine and implementation:
 # these keys of summary.json's ``run`` section, and every key of these ``config``
-# sections but the ones below.
+# sections and of the engines' tables (``engine.<name>``) but the ones below.
 RUN_KEYS = ("rate", "workload", "duration_s", "bootstrap")
 CONFIG_SECTIONS = ("run", "publisher", "pipeline", "evaluator")
 NOT_COMPARED = {
@@ -33,6 +33,18 @@ NOT_COMPARED = {
 }  # fmt: skip
 
 
+ENGINE_TABLE = "engine."
+"""The prefix of an engine's table in config.json (``engine.spark``): its keys are
+compared among the runs of that engine only."""
+BEFORE_ENGINE_TABLES = ("engine.spark", {
+    "run": ("master",),
+    "pipeline": ("trigger_interval_ms", "real_time_checkpoint", "shuffle_partitions",
+                 "max_offsets_per_trigger", "jit_threshold_scaling", "garbage_collector",
+                 "file_permissions", "spark_conf"),
+})  # fmt: skip
+"""Runs made before engines had tables of their own kept these settings, the only
+engine's, in ``[run]`` and ``[pipeline]``: they compare as that engine's table."""
+
 ROW_SETTING = "[pipeline] trigger"
 """Told apart by the rows themselves: a real-time run's implementation reads
 ``builtin@real-time`` (:func:`evaluator.comparison_rows.variant`), so a table of both
@@ -47,7 +59,8 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
     ``summaries`` maps each run directory to its summary.json. Compared: the
     ``run`` section's rate, workload, duration_s and bootstrap (the Kafka used),
     and every key of the ``config`` sections run, publisher, pipeline and
-    evaluator (nested tables key by key) except those a run sets for itself
+    evaluator and the engine's own table (nested tables key by key; an engine's keys
+    among that engine's runs only) except those a run sets for itself
     (stage, impl, run id, topics, checkpoint and results directories), copies
     of a value compared already, and the evaluator settings of older runs that it no
     longer has (:data:`NOT_COMPARED`). A line reads
@@ -66,6 +79,8 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
     for name in names:
         groups: dict[str, list[str]] = {}
         for run_dir, values in settings.items():
+            if name.startswith(f"[{ENGINE_TABLE}") and name not in values:
+                continue  # a run of another engine
             groups.setdefault(shown(values.get(name, _ABSENT)), []).append(run_dir)
         if len(groups) > 1:
             lines.append(f"{name}: {_describe(groups)}")
@@ -78,12 +93,25 @@ def compared_settings(summary: Any) -> dict[str, Any]:
     run = summary.get("run") or {}
     out = {key: run[key] for key in RUN_KEYS if key in run}
     config = summary.get("config") or {}
-    for section in CONFIG_SECTIONS:
+    tables = [name for name in config if name.startswith(ENGINE_TABLE)]
+    moved = {} if tables else _before_engine_tables(config)
+    for section in (*CONFIG_SECTIONS, *tables):
         values = config.get(section) or {}
         for key, value in values.items():
-            if key not in NOT_COMPARED[section]:
-                out.update(_flatten(f"[{section}] {key}", value))
+            if key not in NOT_COMPARED.get(section, ()):
+                out.update(_flatten(f"[{moved.get((section, key), section)}] {key}", value))
     return out
+
+
+def _before_engine_tables(config: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(section, key) → the engine's table, for a run made before engines had tables."""
+    table, keys = BEFORE_ENGINE_TABLES
+    return {
+        (section, key): table
+        for section, names in keys.items()
+        for key in names
+        if key in (config.get(section) or {})
+    }
 
 
 def _flatten(name: str, value: Any) -> dict[str, Any]:

@@ -4,8 +4,9 @@ DataFrame transforms.
 ``source`` (Kafka in) → ``transforms`` / ``custom`` (ingest → parse → join → tumbling →
 sliding; ``custom``: the windows in transformWithStateInPandas) → ``sink`` (Kafka out),
 run by ``job`` with ``progress`` recording the query listener's events; ``server`` is the
-application a suite's runs share; ``schema`` gives the message fields their Spark
-types, from :mod:`ground.contract`. ``session`` starts Spark with the Kafka connector,
+application a suite's runs share; ``settings`` is the table ``[engine.spark]`` and the Spark
+conf it makes; ``schema`` gives the message fields their Spark types, from
+:mod:`ground.contract`. ``session`` starts Spark with the Kafka connector,
 resolved by ``ivy`` (PySpark's own Ivy, found among the jars PySpark ships:
 ``pyspark_jars``), and Hadoop's local file system without a ``chmod`` fork per file
 (``local_file_system``, ``LocalFileSystem.scala``). Importing this package loads no Spark.
@@ -14,9 +15,7 @@ resolved by ``ivy`` (PySpark's own Ivy, found among the jars PySpark ships:
 from importlib.metadata import version
 
 from engines.base import PROCESSING_TIME, Engine, Support
-
-REAL_TIME = "real-time"
-"""Spark 4.3's real-time mode: continuous, with a checkpoint interval."""
+from engines.spark.settings import REAL_TIME, SparkSettings
 
 _BOTH = (PROCESSING_TIME, REAL_TIME)
 
@@ -46,6 +45,7 @@ ENGINE = Engine(
     warms_up=True,
     faults=("engine-restart", "worker-loss"),
     shared_session=True,
+    settings=SparkSettings,
     versions=_versions,
     release=("pyspark", "PySpark"),
     smoke="engines.spark.smoke",

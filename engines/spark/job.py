@@ -29,6 +29,7 @@ from engines.config import PipelineConfig
 from engines.spark import ENGINE, custom, transforms
 from engines.spark.progress import ProgressWriter
 from engines.spark.session import build_session
+from engines.spark.settings import REAL_TIME, spark_settings
 from engines.spark.sink import kafka_writer
 from engines.spark.source import read_inputs
 from ground import rundir
@@ -98,13 +99,14 @@ def ready(query: Any, real_time: bool) -> bool:
 
 def check_real_time_slots(config: PipelineConfig) -> None:
     """Refuse real-time mode with fewer task slots than its plan has tasks
-    (:meth:`PipelineConfig.check_real_time_slots`), counting the input topics' partitions."""
-    if config.trigger != "real-time" or config.local_cores() is None:
+    (:meth:`SparkSettings.check_real_time_slots`), counting the input topics' partitions."""
+    settings = spark_settings(config)
+    if config.trigger != REAL_TIME or settings.local_cores() is None:
         return
     metadata = admin_client(config.bootstrap).list_topics(timeout=10)
     topics = (config.speed_topic, config.flow_topic)
-    config.check_real_time_slots(
-        sum(len(metadata.topics[t].partitions) for t in topics if t in metadata.topics)
+    settings.check_real_time_slots(
+        config, sum(len(metadata.topics[t].partitions) for t in topics if t in metadata.topics)
     )
 
 
@@ -153,9 +155,9 @@ def run(
     as after an engine restart; otherwise a used run directory or checkpoint is refused.
     """
     prepare(config, run_dir, resume)
-    conf = config.spark_conf_effective()
-
-    spark = build_session(f"stagebench-{config.stage}-{config.impl}", config.master, conf)
+    settings = spark_settings(config)
+    name = f"stagebench-{config.stage}-{config.impl}"
+    spark = build_session(name, settings.master, settings.conf(config))
     if config.local_checkpoint:
         plain_local_files(spark)
     spark.streams.addListener(ProgressWriter(run_dir / rundir.PROGRESS))
@@ -168,7 +170,7 @@ def run(
         while not stop.is_set():
             if query.awaitTermination(POLL_S):
                 raise SparkError(f"the {config.stage} query stopped by itself")
-            if not ready_file.exists() and ready(query, config.trigger == "real-time"):
+            if not ready_file.exists() and ready(query, config.trigger == REAL_TIME):
                 # the application id names this job's executors (a worker-loss fault)
                 ready_file.write_text(spark.sparkContext.applicationId + "\n")
             if deadline is not None and time.monotonic() >= deadline:

@@ -27,8 +27,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from engines.config import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from engines.spark import pyspark_jars
+from engines.spark.settings import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from ground.errors import SparkError
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
@@ -108,7 +108,7 @@ def _compile(compiler: list[Path], hadoop: list[Path], out: Path) -> None:
         "-usejavacp", "-nowarn", "-d", str(out),
         "-classpath", os.pathsep.join(map(str, hadoop)), str(SOURCE),
     ]  # fmt: skip
-    hint = 'or set [pipeline] file_permissions = "chmod" to keep Hadoop\'s own'
+    hint = 'or set [engine.spark] file_permissions = "chmod" to keep Hadoop\'s own'
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False

@@ -17,7 +17,7 @@ JSON object a line:
 A query that cannot start or fails writes its error to ``RUN_DIR/pipeline.failed``;
 the application goes on. A query's Spark settings must equal the application's,
 which the bench checks before it sends one here
-(:meth:`PipelineConfig.application_conf`). ``DIR/application.ready`` holds the
+(:meth:`SparkSettings.session_conf`). ``DIR/application.ready`` holds the
 application id once the session runs. The end of standard input (the bench is
 gone), SIGTERM, SIGINT and SIGHUP stop every query and the session.
 """
@@ -40,6 +40,7 @@ from engines.process import load_config, stop_event
 from engines.spark.job import first_line, plain_local_files, prepare, ready, start
 from engines.spark.progress import ProgressWriter
 from engines.spark.session import build_session
+from engines.spark.settings import REAL_TIME, spark_settings
 from engines.spark.sink import query_name
 from ground import rundir
 from ground.errors import StagebenchError
@@ -97,7 +98,7 @@ class Server:
 
     def _start(self, config_file: Path, run_dir: Path) -> None:
         config = load_config(config_file)
-        if config.application_conf() != self.conf:
+        if spark_settings(config).session_conf(config) != self.conf:
             raise StagebenchError(
                 "its Spark settings differ from the application's: it needs a job of its own"
             )
@@ -140,7 +141,7 @@ class Server:
             _fail(run_dir, error or StagebenchError("the query stopped by itself"))
             del self.queries[run_dir]
             return
-        if not running.ready and ready(query, running.config.trigger == "real-time"):
+        if not running.ready and ready(query, running.config.trigger == REAL_TIME):
             (run_dir / rundir.READY).write_text(self.app_id + "\n")
             running.ready = True
 

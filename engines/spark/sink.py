@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter
 
 from engines.config import PipelineConfig
+from engines.spark.settings import REAL_TIME, spark_settings
 from ground.contract import LOCATION_ID, RECORD, RUN_ID
 from ground.kafka import MAX_MESSAGE_BYTES
 from ground.stages import stage
@@ -55,8 +56,10 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
     )
     # append: chained stateful operators (join -> window -> window) need it; a stage
     # that writes its windows at every update, and real-time mode, need update
-    mode = "update" if config.trigger == "real-time" or stage(config.stage).updates else "append"
+    real_time = config.trigger == REAL_TIME
+    mode = "update" if real_time or stage(config.stage).updates else "append"
     writer = writer.outputMode(mode)
-    if config.trigger == "real-time":
-        return writer.trigger(realTime=config.real_time_checkpoint)
-    return writer.trigger(processingTime=f"{config.trigger_interval_ms} milliseconds")
+    settings = spark_settings(config)
+    if real_time:
+        return writer.trigger(realTime=settings.real_time_checkpoint)
+    return writer.trigger(processingTime=f"{settings.trigger_interval_ms} milliseconds")

@@ -7,6 +7,7 @@ of each input record, the start of every latency (docs/method.md#clock, #latency
 from pyspark.sql import DataFrame, SparkSession
 
 from engines.config import PipelineConfig
+from engines.spark.settings import spark_settings
 
 RAW_COLUMNS = ("topic", "partition", "offset", "timestamp", "value")
 OFFSET_RETRIES = 60
@@ -27,6 +28,7 @@ def read_inputs(spark: SparkSession, config: PipelineConfig) -> DataFrame:
         .option("fetchOffset.numRetries", str(OFFSET_RETRIES))
         .option("fetchOffset.retryIntervalMs", str(OFFSET_RETRY_INTERVAL_MS))
     )
-    if config.max_offsets_per_trigger is not None:
-        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+    most = spark_settings(config).max_offsets_per_trigger
+    if most is not None:
+        reader = reader.option("maxOffsetsPerTrigger", str(most))
     return reader.load().select(*RAW_COLUMNS)

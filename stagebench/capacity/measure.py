@@ -20,7 +20,8 @@ from stagebench.capacity.probe import Criteria, Probe, judge
 from stagebench.capacity.result import CapacityResult
 from stagebench.capacity.search import REFINE_PROBES, SearchResult, search
 from stagebench.capacity.table import headline
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import Settings
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.application import Application

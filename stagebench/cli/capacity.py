@@ -15,7 +15,8 @@ from stagebench.capacity.defaults import (
 )
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments
-from stagebench.config.settings import RunConfig, load
+from stagebench.config.layers import load
+from stagebench.config.settings import RunConfig
 
 CAPACITY = (
     "Constant-rate probes, each a complete run, growing geometrically from "

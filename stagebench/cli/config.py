@@ -5,7 +5,8 @@ import json
 from ground.config import from_mapping
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments, flag
-from stagebench.config.settings import RunConfig, effective, load
+from stagebench.config.layers import effective, load
+from stagebench.config.settings import RunConfig
 
 
 def add(sub: Subparsers) -> None:

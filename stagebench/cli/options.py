@@ -11,8 +11,10 @@ import dataclasses
 from typing import Any
 
 from engines.config import PipelineConfig
+from engines.registry import engines
 from evaluator.config import EvaluatorConfig
 from publisher.config import PublisherConfig
+from stagebench.config.layers import ENGINE_TABLE
 from stagebench.config.settings import RunConfig
 
 
@@ -31,12 +33,12 @@ share, which ``run`` does not take (its run starts a job of its own)."""
 PUBLISH_FIELDS = _names(PublisherConfig)
 """``stagebench publish`` takes every publisher setting."""
 
-PIPELINE_BASICS = ("impl", "speed_topic", "flow_topic", "master")
+PIPELINE_BASICS = ("impl", "speed_topic", "flow_topic")
 """``stagebench pipeline`` options whose argparse default is the config's."""
 PIPELINE_TUNING = _names(
     PipelineConfig,
     *PIPELINE_BASICS,
-    *("stage", "output_topic", "run_id", "bootstrap", "checkpoint_dir", "spark_conf"),
+    *("stage", "output_topic", "run_id", "bootstrap", "checkpoint_dir", "settings"),
 )
 """``stagebench pipeline`` options that, left out, keep the config's default; the fields
 left out here have options of their own (``--stage``, ``--run-dir``, ``--conf``, …)."""
@@ -45,7 +47,24 @@ EVALUATE_FIELDS = _names(EvaluatorConfig)
 """``stagebench evaluate`` takes every evaluator setting."""
 
 
+def engine_options() -> tuple[tuple[str, type, str], ...]:
+    """The engines' settings that run, suite, capacity and ``config show`` take as
+    options (``option`` in a field's metadata: Spark's ``--master``), as (section,
+    settings class, field)."""
+    return tuple(
+        (f"{ENGINE_TABLE}.{found.name}", found.settings, field.name)
+        for found in engines()
+        if found.settings is not None
+        for field in dataclasses.fields(found.settings)
+        if field.metadata.get("option")
+    )
+
+
 def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
-    """The command line's ``[run]`` values (only those given)."""
+    """The command line's ``[run]`` values and engine options (only those given)."""
     values = {key: getattr(args, key, None) for key in (*RUN_FIELDS, "bootstrap")} | extra
-    return {"run": {key: value for key, value in values.items() if value is not None}}
+    overrides = {"run": {key: value for key, value in values.items() if value is not None}}
+    for section, _, name in engine_options():
+        if (value := getattr(args, name, None)) is not None:
+            overrides.setdefault(section, {})[name] = value
+    return overrides

@@ -7,7 +7,8 @@ from ground.config import from_mapping
 from stagebench.cli.fields import add_field
 from stagebench.cli.options import APPLICATION_FIELDS, run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments
-from stagebench.config.settings import RunConfig, load
+from stagebench.config.layers import load
+from stagebench.config.settings import RunConfig
 
 
 def add(sub: Subparsers) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ground import envvars
 from stagebench.cli.fields import add_field
-from stagebench.cli.options import RUN_FIELDS
+from stagebench.cli.options import RUN_FIELDS, engine_options
 from stagebench.config.settings import RunConfig
 
 Subparsers = argparse._SubParsersAction
@@ -44,11 +44,14 @@ def add_run_arguments(
     parser.add_argument(
         "--config",
         type=Path,
-        help="TOML file with [run], [publisher], [pipeline], [evaluator] (default: none)",
+        help="TOML file with [run], [publisher], [pipeline], [engine.<name>] (e.g. "
+        "[engine.spark]), [evaluator] (default: none)",
     )
     for name in RUN_FIELDS:
         if name not in skip:
             option = "--results" if name == "results_dir" else None
             kind = _warmup if name == "warmup_s" else None
             add_field(parser, RunConfig, name, option, kind=kind, shown=(shown or {}).get(name))
+    for _, cls, name in engine_options():
+        add_field(parser, cls, name)
     add_bootstrap(parser)

@@ -11,8 +11,9 @@ from ground.stages import MAIN_LINE, STAGES
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments, flag
 from stagebench.config.faults import ENGINE_FAULTS
+from stagebench.config.layers import load
 from stagebench.config.roles import validate
-from stagebench.config.settings import RunConfig, load
+from stagebench.config.settings import RunConfig
 from stagebench.suite.entry import entries, entry_run, parts
 
 

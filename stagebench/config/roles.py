@@ -15,7 +15,8 @@ from ground.kafka.naming import RunTopics
 from ground.stages import stage
 from publisher.config import PublisherConfig
 from publisher.workload import workload
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import ENGINE_TABLE, Settings
+from stagebench.config.settings import RunConfig
 
 PUBLISH_MARGIN_S = 60.0
 """The publisher's schedule runs this much past the planned end; the runner stops it."""
@@ -30,11 +31,16 @@ class RoleConfigs:
     evaluator: EvaluatorConfig
 
     def effective(self, run: RunConfig, settings: Settings) -> dict[str, Any]:
-        """config.json's document: every value the run used and where each came from."""
+        """config.json's document: every value the run used and where each came from;
+        the engine's own settings under ``engine.<name>``, as in a configuration file."""
+        pipeline = as_dict(self.pipeline)
+        engine = pipeline.pop("settings")
+        tables = {f"{ENGINE_TABLE}.{run.runs_on().name}": engine} if engine is not None else {}
         return {
             "run": as_dict(run),
             "publisher": as_dict(self.publisher),
-            "pipeline": as_dict(self.pipeline),
+            "pipeline": pipeline,
+            **tables,
             "evaluator": as_dict(self.evaluator),
             "sources": settings.sources,
         }
@@ -60,7 +66,7 @@ def assemble(
             "stage": run.stage,
             "engine": run.engine,
             "impl": run.impl,
-            "master": run.master,
+            "settings": settings.section(f"{ENGINE_TABLE}.{run.runs_on().name}"),
             "bootstrap": bootstrap,
             "speed_topic": topics.speed,
             "flow_topic": topics.flow,
@@ -111,8 +117,9 @@ def check_combination(run: RunConfig, publisher: PublisherConfig, pipeline: Pipe
         pipeline.window_slide_ms == 1000,
         "the evaluator checks sliding windows with a 1 s slide only (window_slide_ms = 1000)",
     )
-    # the run creates both input topics with run.partitions each
-    pipeline.check_real_time_slots(2 * run.partitions)
+    if pipeline.settings is not None:
+        # the run creates both input topics with run.partitions each
+        pipeline.settings.check(pipeline, 2 * run.partitions, run.fault)
     if last.window:
         # a built-in window closes once event time passes its end plus the watermark
         # delay, and each chained operator needs one more batch

@@ -1,64 +1,22 @@
-"""The effective configuration of a run: defaults ← TOML file ← command line.
+"""The ``[run]`` table: what to run and for how long (:class:`RunConfig`).
 
-:class:`RunConfig` is the ``[run]`` table: what to run and for how long. A TOML
-file (``--config``) has one table per concern: ``[run]``,
-``[publisher]``, ``[pipeline]``, ``[evaluator]``, whose keys are the fields of
-the concern's configuration class. Unknown tables and keys are errors. Keys
-that a run decides itself (topics, run id, …) or that ``[run]`` owns (rate,
-duration, stage, …) are refused in the other tables, so every setting has
-exactly one place. Every value remembers its source for ``config show``.
+A file's and the command line's values are layered over the defaults in
+:mod:`stagebench.config.layers`.
 """
 
-import dataclasses
-import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from engines.base import IMPLS, Engine, Impl
-from engines.config import PipelineConfig
 from engines.registry import NAMES as ENGINES
 from engines.registry import chosen
-from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE, EvaluatorConfig
+from evaluator.config import SETTLE_WINDOWS, STEADY_TOLERANCE
 from ground.config import require
-from ground.errors import ConfigError
 from ground.stages import STAGES, stage
 from publisher.config import PublisherConfig
 from publisher.workload import NAMES, workload
 from stagebench.config.faults import ENGINE_FAULTS, FAULTS
 
-DEFAULT = "default"
 APPLICATIONS = ("shared", "per-run")
-CLI = "command line"
-
-# keys a run sets itself or takes from [run]: section -> key -> where it comes from
-DERIVED: dict[str, dict[str, str]] = {
-    "publisher": {
-        "rate": "[run] rate",
-        "duration_s": "[run] duration_s",
-        "workload": "[run] workload",
-        "speed_topic": "the run's fresh topics",
-        "flow_topic": "the run's fresh topics",
-    },
-    "pipeline": {
-        "stage": "[run] stage",
-        "engine": "[run] engine",
-        "impl": "[run] impl",
-        "master": "[run] master",
-        "bootstrap": "[run] bootstrap",
-        "output_topic": "the run's fresh topics",
-        "speed_topic": "the run's fresh topics",
-        "flow_topic": "the run's fresh topics",
-        "run_id": "the run",
-        "checkpoint_dir": "the run directory",
-    },
-    "evaluator": {
-        "warmup_s": "[run] warmup_s",
-        "sliding_window_s": "[pipeline] window_length_ms",
-        "lookback_short_s": "[pipeline] lookback_short_ms",
-        "lookback_long_s": "[pipeline] lookback_long_ms",
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -128,7 +86,7 @@ class RunConfig:
     can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
     and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
     three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %. With
-    the JIT's thresholds at a quarter (``[pipeline] jit_threshold_scaling``) ingest took
+    the JIT's thresholds at a quarter (``[engine.spark] jit_threshold_scaling``) ingest took
     one more step down at about 180 s (per-20 s p50 32 → 26 ms), and two of three suites
     whose warm-up ended at 188 and 198 s measured it still falling, 7 and 17 % above a
     5-minute run; hence 240 s."""
@@ -236,9 +194,6 @@ class RunConfig:
         default=10.0, metadata={"help": "seconds a broker fault keeps the broker down"}
     )
     bootstrap: str | None = None
-    master: str = field(
-        default="local[2]", metadata={"help": "Spark master, e.g. spark://host:7077"}
-    )
     checkpoint_root: str | None = field(
         default=None,
         metadata={
@@ -316,86 +271,3 @@ class RunConfig:
             f"{self.fault} is a fault of an engine's job, and {self.runs_on().title} "
             f"takes none of that kind (it takes: {', '.join(self.runs_on().faults) or 'none'})",
         )
-        require(
-            self.fault != "worker-loss" or self.master.startswith("spark://"),
-            "worker-loss kills an executor of a standalone cluster: give --master spark://…",
-        )
-
-
-def section_classes() -> dict[str, type]:
-    return {
-        "run": RunConfig,
-        "publisher": PublisherConfig,
-        "pipeline": PipelineConfig,
-        "evaluator": EvaluatorConfig,
-    }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Explicitly set values per section, and where each came from."""
-
-    values: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sources: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def section(self, name: str) -> dict[str, Any]:
-        return dict(self.values.get(name, {}))
-
-
-def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
-    """Layer the TOML file at ``path`` (if any) and command-line ``overrides``."""
-    classes = section_classes()
-    values: dict[str, dict[str, Any]] = {name: {} for name in classes}
-    sources: dict[str, dict[str, str]] = {name: {} for name in classes}
-    layers: list[tuple[str, dict[str, Any]]] = []
-    if path is not None:
-        layers.append((f"file {path}", _read_toml(path)))
-    layers.append((CLI, {k: v for k, v in overrides.items() if v}))
-    for source, layer in layers:
-        for section, table in layer.items():
-            if section not in classes:
-                raise ConfigError(
-                    f"unknown table [{section}] in {source} (known: {', '.join(classes)})"
-                )
-            if not isinstance(table, dict):
-                raise ConfigError(f"[{section}] in {source} must be a table")
-            known = {f.name for f in dataclasses.fields(classes[section])}
-            for key, value in table.items():
-                if key in DERIVED.get(section, {}):
-                    raise ConfigError(
-                        f"[{section}] {key} cannot be set: it comes from {DERIVED[section][key]}"
-                    )
-                if key not in known:
-                    raise ConfigError(
-                        f"unknown key [{section}] {key} in {source} "
-                        f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
-                    )
-                values[section][key] = value
-                sources[section][key] = source
-    return Settings(values, sources)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(Path(path).read_text())
-    except FileNotFoundError as err:
-        raise ConfigError(f"config file {path} not found") from err
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
-
-
-def effective(settings: Settings) -> list[tuple[str, str, Any, str]]:
-    """(section, key, value, source) of every setting, defaults included."""
-    rows = []
-    for section, cls in section_classes().items():
-        for f in dataclasses.fields(cls):
-            if f.name in settings.values.get(section, {}):
-                rows.append((section, f.name, settings.values[section][f.name],
-                             settings.sources[section][f.name]))  # fmt: skip
-            elif f.name in DERIVED.get(section, {}):
-                rows.append((section, f.name, None, f"from {DERIVED[section][f.name]}"))
-            elif f.default is not dataclasses.MISSING:
-                rows.append((section, f.name, f.default, DEFAULT))
-            elif f.default_factory is not dataclasses.MISSING:
-                rows.append((section, f.name, f.default_factory(), DEFAULT))
-    return rows

@@ -24,7 +24,7 @@ from stagebench.history.entry import Entry, Figure, read_entry
 log = logging.getLogger(__name__)
 
 INDEX = "history.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """PRAGMA user_version of the index; an index of another version is rebuilt."""
 SCHEMA = """
 CREATE TABLE entries (

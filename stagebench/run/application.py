@@ -23,21 +23,30 @@ from ground.errors import SparkError
 POLL_S = 0.5
 
 
+def session_conf(config: PipelineConfig) -> dict[str, Any] | None:
+    """What a shared session must run with to take ``config``'s query (None: it cannot)."""
+    return config.settings.session_conf(config) if config.settings is not None else None
+
+
 class Application:
     """One ``engines.spark.server`` process, started with one configuration's settings."""
 
     def __init__(self, app_dir: Path, config: PipelineConfig):
         self.dir = app_dir
-        self.conf = config.application_conf()
+        self.conf = session_conf(config)
         self.proc: subprocess.Popen | None = None
         self.started: float | None = None
         self.warmed_up: dict[str, Any] | None = None
         """What warmed it up (:mod:`stagebench.run.warmup`), once that is done."""
+        self.place = config.settings.place if config.settings is not None else None
+        """Where it runs ("master local[2]")."""
 
     def accepts(self, config: PipelineConfig) -> bool:
-        """Whether ``config``'s query can run here: same master and non-SQL settings, and
-        not real-time mode (which needs every task slot for itself)."""
-        return config.trigger != "real-time" and config.application_conf() == self.conf
+        """Whether ``config``'s query can run here: the engine's settings make the same
+        session (Spark: master and conf; not real-time mode, which needs every task slot
+        for itself)."""
+        conf = session_conf(config)
+        return conf is not None and conf == self.conf
 
     @property
     def pid(self) -> int | None:

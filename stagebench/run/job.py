@@ -42,7 +42,7 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
     if path.exists():
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     run_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"pipeline": as_dict(config), "spark_conf": config.spark_conf_effective()}
+    doc = {"pipeline": as_dict(config)}
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
 

@@ -45,8 +45,9 @@ from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from publisher.workload import workload
 from stagebench.config import faults
+from stagebench.config.layers import Settings
 from stagebench.config.roles import assemble, validate
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.resources import pace
@@ -266,8 +267,10 @@ class Run:
             )
 
     def _start_pipeline(self) -> None:
-        if self.run.runs_on().name == "spark":
-            self.console.step(f"starting the Spark job (master {self.config.pipeline.master})")
+        engine = self.run.runs_on()
+        if engine.name != "floor":
+            place = self.config.pipeline.settings.place if self.config.pipeline.settings else None
+            self.console.step(f"starting the {engine.title} job" + (f" ({place})" if place else ""))
         else:
             self.console.step("starting the floor: a plain Kafka consume→produce loop")
 

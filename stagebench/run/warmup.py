@@ -27,10 +27,11 @@ from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics
 from ground.stages import deepest_first
+from stagebench.config.layers import Settings
 from stagebench.config.roles import assemble
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
-from stagebench.run.application import Application
+from stagebench.run.application import Application, session_conf
 from stagebench.run.job import Job
 from stagebench.run.publisher import PublisherThread
 
@@ -59,14 +60,14 @@ def shared_application(
             continue
         pipeline = assemble(run, settings, bootstrap, owner, parent,
                             RunTopics.for_run(owner)).pipeline  # fmt: skip
-        if application is None and pipeline.trigger != "real-time":
+        if application is None and session_conf(pipeline) is not None:
             application = Application(parent / rundir.APPLICATION, pipeline)
         if application is not None and application.accepts(pipeline):
             takes.append((run, settings))
     if application is None or not takes:
         yield None, None
         return
-    console.step(f"starting the {owner}'s shared Spark application (master {base.master})")
+    console.step(f"starting the {owner}'s shared Spark application ({application.place})")
     shared: Application | None = application
     warmed_up = None
     try:

@@ -9,11 +9,11 @@ the engine that runs the stage (``spark:join``), a window's implementation
 
 from dataclasses import replace
 
-from engines.config import TRIGGERS
-from engines.registry import NAMES, chosen
+from engines.registry import NAMES, chosen, triggers
 from ground.errors import ConfigError
 from ground.stages import STAGES
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import Settings
+from stagebench.config.settings import RunConfig
 
 
 def split_engine(key: str) -> tuple[str | None, str]:
@@ -58,12 +58,12 @@ def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[s
         head, trigger = split_trigger(rest)
         name, _, impl = head.partition("/")
         if entry.endswith("@"):
-            raise ConfigError(f"{entry}: no trigger after @ (triggers: {', '.join(TRIGGERS)})")
+            raise ConfigError(f"{entry}: no trigger after @ (triggers: {', '.join(triggers())})")
         if name not in STAGES:
             raise ConfigError(f"unknown stage(s) [{name!r}] (stages: {', '.join(STAGES)})")
-        if trigger is not None and trigger not in TRIGGERS:
+        if trigger is not None and trigger not in triggers():
             raise ConfigError(
-                f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(TRIGGERS)})"
+                f"{entry}: unknown trigger {trigger!r} after @ (triggers: {', '.join(triggers())})"
             )
         engine = chosen(named or engine_name, name)
         if named is not None and engine.name != named:

@@ -28,7 +28,8 @@ from evaluator.summary_file import is_incomplete
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import Settings
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.runner import execute

@@ -113,9 +113,9 @@ def summary(trigger=0, pace=13.0, kafka="4.3.1", host="box"):
 
 def test_the_settings_that_differ_between_the_sides_are_listed_with_each_sides_values():
     a, b = [summary(0), summary(0)], [summary(500), summary(500)]
-    assert setting_changes(a, b) == ["[pipeline] trigger_interval_ms: A 0, B 500"]
+    assert setting_changes(a, b) == ["[engine.spark] trigger_interval_ms: A 0, B 500"]
     assert setting_changes(a, [summary(500), summary(0)]) == [
-        "[pipeline] trigger_interval_ms: A 0, B 500/0"
+        "[engine.spark] trigger_interval_ms: A 0, B 500/0"
     ]
     assert setting_changes(a, a) == []
 

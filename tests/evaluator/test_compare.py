@@ -201,7 +201,7 @@ def test_mixed_runs_are_refused_naming_each_difference(tmp_path):
     expected = [
         "rate: 400 in 3 runs, 800 in 1 run (d)",
         "[pipeline] watermark_delay_ms: 1000 in 3 runs, 500 in 1 run (d)",
-        "[pipeline] spark_conf.spark.a: 1 in 3 runs, 2 in 1 run (d)",
+        "[engine.spark] spark_conf.spark.a: 1 in 3 runs, 2 in 1 run (d)",
     ]
     with pytest.raises(EvaluationError) as err:
         compare(dirs)

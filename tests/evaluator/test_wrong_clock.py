@@ -149,7 +149,7 @@ def test_a_pipeline_carrying_the_wrong_clock_is_flagged_and_measured_right(
         checkpoint_dir=str(tmp_path / "checkpoint"),
         speed_topic=topics[s.SPEED],
         flow_topic=topics[s.FLOW],
-        trigger_interval_ms=TRIGGER_MS,
+        settings={"trigger_interval_ms": TRIGGER_MS},
     )
     query = kafka_writer(VARIANTS[stage](read_inputs(spark, config)), config).start()
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "linger.ms": 0})

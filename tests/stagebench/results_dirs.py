@@ -71,10 +71,13 @@ def config(stage: str, run_id: str, fault: bool) -> dict:
                               run_id=run_id, bootstrap="127.0.0.1:9092",
                               checkpoint_dir="checkpoint")  # fmt: skip
     given = {"rate": "command line", "duration_s": "command line", "stage": "command line"}
+    pipeline_doc = dataclasses.asdict(pipeline)
+    engine = pipeline_doc.pop("settings")
     return {
         "run": dataclasses.asdict(run),
         "publisher": dataclasses.asdict(PublisherConfig(rate=RATE)),
-        "pipeline": dataclasses.asdict(pipeline),
+        "pipeline": pipeline_doc,
+        **({"engine.spark": engine} if engine is not None else {}),
         "evaluator": dataclasses.asdict(EvaluatorConfig()),
         "sources": {"run": given, "publisher": {}, "pipeline": {}, "evaluator": {}},
     }

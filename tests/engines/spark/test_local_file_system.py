@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engines.config import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from engines.spark import local_file_system
 from engines.spark.local_file_system import DRIVER_CLASS_PATH, on_class_path
+from engines.spark.settings import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from ground import envvars
 from ground.errors import SparkError
 
@@ -21,7 +21,7 @@ OURS = {FILE_SCHEME_CONF: FILE_SYSTEM_CLASS}
 WRITER = """
 import json, os, sys
 from engines.spark.session import build_session
-from engines.config import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
+from engines.spark.settings import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 root = sys.argv[2]
 conf = {FILE_SCHEME_CONF: FILE_SYSTEM_CLASS} if sys.argv[1] == "jvm" else {}
 spark = build_session("stagebench-test-files", "local[1]", conf)

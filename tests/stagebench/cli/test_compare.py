@@ -37,7 +37,7 @@ def test_three_slower_runs_against_three_are_reported_slower(tmp_path):
     result = stagebench("compare", "--a", *base, "--b", *slow)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "[pipeline] trigger_interval_ms: A 0, B 500" in out
+    assert "[engine.spark] trigger_interval_ms: A 0, B 500" in out
     [p50] = [line for line in out.splitlines() if line.startswith("ingest  p50")]
     assert "+15 [+" in p50 and "+50.0 %" in p50 and "slower" in p50 and "3/3" in p50
     doc = json.loads(stagebench("compare", "--a", *base, "--b", *slow, "--json").stdout)

@@ -106,7 +106,7 @@ def test_real_time_window_with_too_few_slots_is_refused_before_the_run(tmp_path)
     """tumbling-union in real-time mode on local[2]: 2 input partitions and 2 shuffle
     partitions need 4 task slots at once; refused before any topic or directory."""
     config = tmp_path / "stagebench.toml"
-    config.write_text('[pipeline]\ntrigger = "real-time"\nshuffle_partitions = 2\n')
+    config.write_text('[pipeline]\ntrigger = "real-time"\n[engine.spark]\nshuffle_partitions = 2\n')
     results = tmp_path / "results"
     result = stagebench(
         "run", "--stage", "tumbling-union", "--master", "local[2]", "--config", str(config),

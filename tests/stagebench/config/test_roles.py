@@ -6,10 +6,14 @@ import time
 
 import pytest
 
+from engines.spark.settings import SparkSettings
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, JvmCounters, from_counters, read_counters
-from stagebench.config.settings import CLI, DEFAULT, RunConfig, effective, load
+from ground.kafka.naming import RunTopics
+from stagebench.config.layers import CLI, DEFAULT, effective, load
+from stagebench.config.roles import assemble
+from stagebench.config.settings import RunConfig
 from stagebench.report.summary_table import format_runs
 from stagebench.resources.summary import summarise
 from stagebench.run.job import drained
@@ -24,7 +28,7 @@ def test_layers_default_file_cli_with_sources(tmp_path):
     assert settings.sources["run"] == {"rate": CLI, "duration_s": f"file {path}"}
     rows = {(s, k): (v, src) for s, k, v, src in effective(settings)}
     assert rows[("publisher", "seed")] == (7, f"file {path}")
-    assert rows[("run", "master")] == ("local[2]", DEFAULT)
+    assert rows[("engine.spark", "master")] == ("local[2]", DEFAULT)
     assert rows[("publisher", "rate")][1] == "from [run] rate"
 
 
@@ -39,6 +43,16 @@ def test_layers_default_file_cli_with_sources(tmp_path):
         ),
         ("[pipeline]\noutput_topic = 'x'\n", "comes from the run's fresh topics"),
         ("[run]\nrate = \n", "not valid TOML"),
+        ("[engine.flink]\nparallelism = 1\n", r"unknown table \[engine.flink\]"),
+        ("[engine]\nspark = 1\n", r"\[engine.spark\] in file .* must be a table"),
+        ("[engine.spark]\nshuffle = 1\n", r"unknown key \[engine.spark\] shuffle"),
+        # where runs made before engines had tables kept Spark's settings
+        (
+            "[pipeline]\nshuffle_partitions = 2\n",
+            r"\[pipeline\] shuffle_partitions in file "
+            r".* is now \[engine.spark\] shuffle_partitions",
+        ),
+        ("[run]\nmaster = 'local'\n", r"\[run\] master in file .* is now \[engine.spark\] master"),
     ],
 )
 def test_bad_config_files_are_errors(tmp_path, toml, message):
@@ -46,6 +60,28 @@ def test_bad_config_files_are_errors(tmp_path, toml, message):
     path.write_text(toml)
     with pytest.raises(ConfigError, match=message):
         load(path, {})
+
+
+def test_an_engines_table_reaches_its_runs_and_config_json(tmp_path):
+    path = tmp_path / "bench.toml"
+    path.write_text("[engine.spark]\nshuffle_partitions = 3\nspark_conf = { 'spark.a' = '1' }\n")
+    settings = load(path, {"engine.spark": {"master": "local[4]"}})
+    topics = RunTopics.for_run("r1")
+    run = RunConfig(stage="join")
+    roles = assemble(run, settings, "host:1", "r1", tmp_path / "r1", topics)
+    assert roles.pipeline.settings == SparkSettings(
+        master="local[4]", shuffle_partitions=3, spark_conf={"spark.a": "1"}
+    )
+    doc = roles.effective(run, settings)
+    assert "settings" not in doc["pipeline"]
+    assert doc["engine.spark"]["shuffle_partitions"] == 3
+    assert doc["sources"]["engine.spark"] == {
+        "shuffle_partitions": f"file {path}", "spark_conf": f"file {path}", "master": CLI,
+    }  # fmt: skip
+    floor = RunConfig(stage="floor")
+    floor_roles = assemble(floor, settings, "host:1", "r1", tmp_path / "r2", topics)
+    assert floor_roles.pipeline.settings is None
+    assert "engine.spark" not in floor_roles.effective(floor, settings)
 
 
 def test_missing_config_file(tmp_path):
@@ -144,11 +180,7 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
             {"stage": "floor", "fault": "engine-restart"},
             "engine-restart is a fault of an engine's job, and the floor takes none",
         ),
-        ({"fault": "worker-loss"}, "worker-loss kills an executor of a standalone cluster"),
-        (
-            {"stage": "floor", "fault": "worker-loss", "master": "spark://h:7077"},
-            "worker-loss is a fault of an engine's job",
-        ),
+        ({"stage": "floor", "fault": "worker-loss"}, "worker-loss is a fault of an engine's job"),
     ],
 )
 def test_run_config_validation(values, message):

@@ -3,7 +3,8 @@
 import pytest
 
 from ground.errors import ConfigError
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import Settings
+from stagebench.config.settings import RunConfig
 from stagebench.suite.entry import entries, entry_run, label, parts
 
 

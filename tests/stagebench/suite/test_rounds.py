@@ -10,7 +10,8 @@ from evaluator.compare import compare
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from ground.errors import StagebenchError
-from stagebench.config.settings import RunConfig, Settings
+from stagebench.config.layers import Settings
+from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.run import warmup as app_warmup
 from stagebench.suite import rounds as suite
@@ -208,6 +209,7 @@ class FakeApplication:
 
     def __init__(self, app_dir, config):
         self.dir, self.closed, self.running = app_dir, False, True
+        self.place = "master local[2]"
 
     def accepts(self, config):
         return config.trigger != "real-time"

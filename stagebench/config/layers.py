@@ -1,0 +1,169 @@
+"""The effective configuration of a run: defaults ← TOML file ← command line.
+
+:class:`RunConfig` is the ``[run]`` table: what to run and for how long. A TOML
+file (``--config``) has one table per concern: ``[run]``,
+``[publisher]``, ``[pipeline]``, ``[evaluator]``, and ``[engine.<name>]`` for each
+engine's own settings (:class:`engines.config.Settings`), whose keys are the fields of
+the concern's configuration class. Unknown tables and keys are errors. Keys
+that a run decides itself (topics, run id, …) or that ``[run]`` owns (rate,
+duration, stage, …) are refused in the other tables, so every setting has
+exactly one place. Every value remembers its source for ``config show``.
+"""
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engines.config import PipelineConfig
+from engines.registry import engines
+from evaluator.config import EvaluatorConfig
+from ground.errors import ConfigError
+from publisher.config import PublisherConfig
+from stagebench.config.settings import RunConfig
+
+DEFAULT = "default"
+CLI = "command line"
+
+# keys a run sets itself or takes from [run]: section -> key -> where it comes from
+DERIVED: dict[str, dict[str, str]] = {
+    "publisher": {
+        "rate": "[run] rate",
+        "duration_s": "[run] duration_s",
+        "workload": "[run] workload",
+        "speed_topic": "the run's fresh topics",
+        "flow_topic": "the run's fresh topics",
+    },
+    "pipeline": {
+        "stage": "[run] stage",
+        "engine": "[run] engine",
+        "impl": "[run] impl",
+        "settings": "[engine.<name>] of the run's engine",
+        "bootstrap": "[run] bootstrap",
+        "output_topic": "the run's fresh topics",
+        "speed_topic": "the run's fresh topics",
+        "flow_topic": "the run's fresh topics",
+        "run_id": "the run",
+        "checkpoint_dir": "the run directory",
+    },
+    "evaluator": {
+        "warmup_s": "[run] warmup_s",
+        "sliding_window_s": "[pipeline] window_length_ms",
+        "lookback_short_s": "[pipeline] lookback_short_ms",
+        "lookback_long_s": "[pipeline] lookback_long_ms",
+    },
+}
+
+
+ENGINE_TABLE = "engine"
+"""``[engine.<name>]``: an engine's own settings, the section ``engine.<name>``."""
+
+
+def section_classes() -> dict[str, type]:
+    """The class of every section, by name; an engine's table is ``engine.<name>``."""
+    return {
+        "run": RunConfig,
+        "publisher": PublisherConfig,
+        "pipeline": PipelineConfig,
+        **{
+            f"{ENGINE_TABLE}.{found.name}": found.settings
+            for found in engines()
+            if found.settings is not None
+        },
+        "evaluator": EvaluatorConfig,
+    }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Explicitly set values per section, and where each came from."""
+
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.values.get(name, {}))
+
+
+def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
+    """Layer the TOML file at ``path`` (if any) and command-line ``overrides``."""
+    classes = section_classes()
+    values: dict[str, dict[str, Any]] = {name: {} for name in classes}
+    sources: dict[str, dict[str, str]] = {name: {} for name in classes}
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if path is not None:
+        layers.append((f"file {path}", _read_toml(path)))
+    layers.append((CLI, {k: v for k, v in overrides.items() if v}))
+    for source, layer in layers:
+        for section, table in _engine_tables(layer, source).items():
+            if section not in classes:
+                raise ConfigError(
+                    f"unknown table [{section}] in {source} (known: {', '.join(classes)})"
+                )
+            if not isinstance(table, dict):
+                raise ConfigError(f"[{section}] in {source} must be a table")
+            known = {f.name for f in dataclasses.fields(classes[section])}
+            for key, value in table.items():
+                if key in DERIVED.get(section, {}):
+                    raise ConfigError(
+                        f"[{section}] {key} cannot be set: it comes from {DERIVED[section][key]}"
+                    )
+                if key not in known:
+                    _refuse_moved(section, key, source, classes)
+                    raise ConfigError(
+                        f"unknown key [{section}] {key} in {source} "
+                        f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
+                    )
+                values[section][key] = value
+                sources[section][key] = source
+    return Settings(values, sources)
+
+
+def _engine_tables(layer: dict[str, Any], source: str) -> dict[str, Any]:
+    """``layer`` with TOML's ``[engine.spark]`` (``{"engine": {"spark": {…}}}``) as the
+    section ``engine.spark``."""
+    tables = {key: value for key, value in layer.items() if key != ENGINE_TABLE}
+    nested = layer.get(ENGINE_TABLE, {})
+    if not isinstance(nested, dict):
+        raise ConfigError(f"[{ENGINE_TABLE}] in {source} must hold a table per engine")
+    for name, table in nested.items():
+        tables[f"{ENGINE_TABLE}.{name}"] = table
+    return tables
+
+
+def _refuse_moved(section: str, key: str, source: str, classes: dict[str, type]) -> None:
+    """ConfigError naming an engine's table when ``key`` is one of its settings: runs
+    made before engines had tables kept Spark's in ``[pipeline]`` and ``[run]``."""
+    for table, cls in classes.items():
+        names = {f.name for f in dataclasses.fields(cls)}
+        if table.startswith(f"{ENGINE_TABLE}.") and key in names:
+            raise ConfigError(f"[{section}] {key} in {source} is now [{table}] {key}")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except FileNotFoundError as err:
+        raise ConfigError(f"config file {path} not found") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
+
+
+def effective(settings: Settings) -> list[tuple[str, str, Any, str]]:
+    """(section, key, value, source) of every setting, defaults included."""
+    rows = []
+    for section, cls in section_classes().items():
+        for f in dataclasses.fields(cls):
+            if (section, f.name) == ("pipeline", "settings"):
+                continue  # each engine's table has rows of its own
+            if f.name in settings.values.get(section, {}):
+                rows.append((section, f.name, settings.values[section][f.name],
+                             settings.sources[section][f.name]))  # fmt: skip
+            elif f.name in DERIVED.get(section, {}):
+                rows.append((section, f.name, None, f"from {DERIVED[section][f.name]}"))
+            elif f.default is not dataclasses.MISSING:
+                rows.append((section, f.name, f.default, DEFAULT))
+            elif f.default_factory is not dataclasses.MISSING:
+                rows.append((section, f.name, f.default_factory(), DEFAULT))
+    return rows
