@@ -58,5 +58,6 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
     mode = "update" if config.trigger == "real-time" or stage(config.stage).updates else "append"
     writer = writer.outputMode(mode)
     if config.trigger == "real-time":
-        return writer.trigger(realTime=config.real_time_checkpoint)
+        # PySpark 4.3's overloads of trigger lack its realTime keyword
+        return writer.trigger(realTime=config.real_time_checkpoint)  # type: ignore[call-overload, no-any-return]
     return writer.trigger(processingTime=f"{config.trigger_interval_ms} milliseconds")
