@@ -353,6 +353,7 @@ class Run:
     def _evaluate(self) -> dict[str, Any]:
         self.console.step("evaluating latencies from broker timestamps")
         summary = self.publisher.summary
+        assert summary is not None, "the publisher has joined"
         info = RunInfo(
             id=self.run_id,
             stage=self.run.stage,
