@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from engines.base import Impl
 from ground import rundir
 from ground.errors import SparkError
 from ground.kafka.naming import new_run_id
@@ -48,7 +49,7 @@ PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_w
 
 def one_search(
     name: str,
-    impl: str,
+    impl: Impl,
     base: RunConfig,
     settings: Settings,
     criteria: Criteria,

@@ -104,13 +104,13 @@ def judge(
             return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
         # all cores busy: the job starved the publisher, which is the stage's overload
         reasons.append(f"{offered} on a saturated machine")
-    steady = summary.get("steady_state")
+    steady: dict[str, Any] | None = summary.get("steady_state")
     span_s = _measured_s(summary)
     # an undetermined trend (its interval spans the tolerance) is judged by its point
     # estimate against the same limits: a probe's period is short, and a wide interval
     # must not pass an overloaded probe
     direction = steady and steady["verdict"]
-    if direction == "undetermined":
+    if steady and direction == "undetermined":
         direction = "rising" if steady["slope_ms_per_min"] > 0 else "falling"
     if steady is None:
         reasons.append("too few measured seconds with outputs to judge the trend")
@@ -154,12 +154,14 @@ def _measured_s(summary: dict[str, Any]) -> float:
     so a 30 s period holds about 5 such seconds, and a rise counted over them is a fifth of
     the rise over the period."""
     period = summary["period"]
-    return (period["measured_to_ms"] - period["measured_from_ms"]) / 1000
+    span_ms: int = period["measured_to_ms"] - period["measured_from_ms"]
+    return span_ms / 1000
 
 
 def _fall_ms(steady: dict[str, Any], span_s: float) -> float:
     """How far the latency trend fell over the measured period, ms (negative: rose)."""
-    return -steady["slope_ms_per_min"] * span_s / 60
+    slope: float = steady["slope_ms_per_min"]
+    return -slope * span_s / 60
 
 
 def _start_ms(steady: dict[str, Any], span_s: float) -> float:
@@ -170,4 +172,5 @@ def _start_ms(steady: dict[str, Any], span_s: float) -> float:
     from about 17 s). A fall from below the limit is a job still warming up, which says
     nothing against the rate: parse at 32,000 msg/s fell 0.5 s from 0.9 s and drained in
     0.8 s; a rule on the fall's share of the median (half) rejected it."""
-    return steady["median_ms"] + _fall_ms(steady, span_s) / 2
+    median: float = steady["median_ms"]
+    return median + _fall_ms(steady, span_s) / 2
