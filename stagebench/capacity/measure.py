@@ -114,7 +114,7 @@ class _Prober:
         except SparkError as err:  # a job that fails under this load did not sustain it
             console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
             return Probe(rate, False, (f"the Spark job failed: {err}",))
-        warmup = result.summary.get("warmup") or {}
+        warmup = result.summary.warmup or {}
         if self.application is not None and not (warmup.get("application") or {}).get("shared"):
             self.alone.append(rate)
         verdict = judge(rate, result.summary, self.criteria, run_dir=str(result.run_dir))

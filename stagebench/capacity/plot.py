@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from stagebench.capacity.fit import pass_band
 from stagebench.report.capacity import deciding_probes
@@ -148,17 +148,17 @@ def _trace(probe: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not (run_dir / rundir.SUMMARY).is_file():  # nor one whose evaluation stopped midway
         return None
-    summary = read_summary(run_dir)
-    period = summary["period"]
-    steady = summary["steady_state"] or {}
+    summary = load_summary(run_dir)
+    period = summary.period
+    steady = summary.steady_state or {}
     slope = steady.get("slope_ms_per_min")
     trend = f"{steady['verdict']} {slope:+,.0f} ms/min" if slope is not None else "no trend"
     return {
         "label": f"{probe['rate']:,.0f} msg/s, {probe['verdict']} ({trend})",
         "color": STYLES[probe["verdict"]][0],
-        "t": series["second"] - period["measured_from_ms"] / 1000,
+        "t": series["second"] - period.measured_from_ms / 1000,
         "p50": series["latency_p50_ms"],
-        "measured_s": (period["measured_to_ms"] - period["measured_from_ms"]) / 1000,
+        "measured_s": (period.measured_to_ms - period.measured_from_ms) / 1000,
     }
 
 
