@@ -96,7 +96,7 @@ def child_evaluate(bootstrap: str, topic: str) -> dict:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as out:
         summary = evaluate(bootstrap, run, EvaluatorConfig(warmup_s=0), Path(out))
-    return {"seconds": time.monotonic() - started, "records": summary["records"]["outputs_total"]}
+    return {"seconds": time.monotonic() - started, "records": summary.records.outputs_total}
 
 
 def in_child(kind: str, bootstrap: str, topic: str) -> dict:

@@ -30,6 +30,15 @@ IMPLS: Final[tuple[Impl, ...]] = ("builtin", "custom")
 """A stage's implementations: the engine's own operators, or its state and timers written
 out by hand (Spark: transformWithStateInPandas)."""
 
+
+def impl_named(name: str) -> Impl:
+    """The implementation called ``name``; ConfigError for another name."""
+    for impl in IMPLS:
+        if impl == name:
+            return impl
+    raise ConfigError(f"impl must be one of {', '.join(IMPLS)}, got {name!r}")
+
+
 PROCESSING_TIME = "processing-time"
 """The execution mode every engine has: its own loop or micro-batches."""
 
@@ -92,9 +101,7 @@ class Engine:
     def check(self, stage: str, impl: str, trigger: str = PROCESSING_TIME) -> None:
         """ConfigError unless the engine runs ``stage`` as ``impl`` in ``trigger`` mode."""
         support = self._support(stage)
-        if impl not in IMPLS:
-            raise ConfigError(f"impl must be one of {', '.join(IMPLS)}, got {impl!r}")
-        if impl not in support.impls:
+        if impl_named(impl) not in support.impls:
             has = [name for name, s in self.stages.items() if impl in s.impls]
             if not has:
                 raise ConfigError(f"{self.title} has no {impl} implementation (stage {stage!r})")

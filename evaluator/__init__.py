@@ -2,7 +2,7 @@
 
 The entry points::
 
-    evaluator.evaluation.evaluate(bootstrap, run, config, out_dir) -> dict  # summary.json
+    evaluator.evaluation.evaluate(bootstrap, run, config, out_dir) -> Summary  # summary.json
     evaluator.run_info.RunInfo, load_run, save_run     # what a run directory says
     evaluator.config.EvaluatorConfig
     evaluator.summary_file.read_summary(run_dir) -> dict  # summary.json, its version checked

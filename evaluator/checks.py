@@ -13,6 +13,7 @@ never averaged into a number.
 """
 
 from collections.abc import Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -23,13 +24,22 @@ from evaluator.reader import OFFSET, PARTITION
 from ground import contract as s
 
 CARRIED = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT)
-"""The fields an output carries about its inputs, in the order of :data:`CARRIED_KEYS`."""
-CARRIED_KEYS = ("input_ts_mismatch", "input_ts_earliest_mismatch", "input_count_mismatch")
-"""Their ``records`` counts in summary.json."""
+"""The fields an output carries about its inputs, in the order of :class:`Carried`'s
+counts."""
 EXAMPLES = 3
 """Examples kept per wrong field."""
 RTOL = 1e-9
 """Relative tolerance of value checks: sums and means in another order differ in the last bits."""
+
+
+class Carried(TypedDict):
+    """The ``records`` counts of wrong carried fields and values (None: nothing checked)."""
+
+    input_ts_mismatch: int | None
+    input_ts_earliest_mismatch: int | None
+    input_count_mismatch: int | None
+    wrong_values: int | None
+    """Outputs with at least one wrong value."""
 
 
 def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str]) -> np.ndarray:
@@ -50,7 +60,8 @@ def lookup(outputs: pd.DataFrame, expected: pd.DataFrame, identity: Sequence[str
             .merge(expected[list(identity)].assign(_row=np.arange(len(expected))), how="left")
             ["_row"]
         )  # fmt: skip
-        return rows.fillna(-1).to_numpy(np.int64)
+        found: np.ndarray = rows.fillna(-1).to_numpy(np.int64)
+        return found
     out_key, exp_key = keys
     order = np.argsort(exp_key, kind="stable")
     sorted_keys = exp_key[order]
@@ -89,7 +100,7 @@ def derived(
     """``expected[column]`` for each output (the output's own value where ``rows`` is -1)."""
     own = outputs[column].to_numpy()
     found = rows >= 0
-    values = own.copy()
+    values: np.ndarray = own.copy()
     values[found] = expected[column].to_numpy()[rows[found]]
     return values
 
@@ -100,11 +111,10 @@ def check(
     expected: pd.DataFrame,
     rows: np.ndarray,
     identity: Sequence[str],
-) -> tuple[dict[str, int], dict[str, dict]]:
+) -> tuple[Carried, dict[str, dict]]:
     """Carried fields and values of the explained ``outputs`` against ``expected``.
 
-    Returns the ``records`` counts (:data:`CARRIED_KEYS` and ``wrong_values``, the
-    outputs with at least one wrong value) and, per wrong field, its count and up to
+    Returns the ``records`` counts (:class:`Carried`) and, per wrong field, its count and up to
     :data:`EXAMPLES` examples ``{identity…, output, expected}``, the first by partition
     and offset. A missing value
     (null) is wrong unless the expected value is missing too.
@@ -116,11 +126,11 @@ def check(
     out = outputs.loc[found, [c for c in columns if c in outputs]].reset_index(drop=True)
     exp = expected.iloc[rows[found]][[c for c in columns if c in expected]]
     exp = exp.reset_index(drop=True)
-    counts, wrong = {}, {}
+    mismatches, wrong = [], {}
     any_value_wrong = np.zeros(len(out), bool)
-    for key, field in zip(CARRIED_KEYS, CARRIED, strict=True):
+    for field in CARRIED:
         bad = _differs(out[field], exp[field], exact=True)
-        counts[key] = int(bad.sum())
+        mismatches.append(int(bad.sum()))
         if bad.any():
             wrong[field] = _examples(out, exp, bad, field, identity)
     for field in values:
@@ -128,7 +138,13 @@ def check(
         any_value_wrong |= bad
         if bad.any():
             wrong[field] = _examples(out, exp, bad, field, identity)
-    counts["wrong_values"] = int(any_value_wrong.sum())
+    latest, earliest, count = mismatches
+    counts = Carried(
+        input_ts_mismatch=latest,
+        input_ts_earliest_mismatch=earliest,
+        input_count_mismatch=count,
+        wrong_values=int(any_value_wrong.sum()),
+    )
     return counts, wrong
 
 
@@ -136,7 +152,8 @@ def _differs(got: pd.Series, want: pd.Series, exact: bool) -> np.ndarray:
     a, b = got.to_numpy(float), want.to_numpy(float)
     missing_a, missing_b = np.isnan(a), np.isnan(b)
     differs = a != b if exact else ~np.isclose(a, b, rtol=RTOL, atol=RTOL)
-    return (missing_a != missing_b) | (~missing_a & ~missing_b & differs)
+    wrong: np.ndarray = (missing_a != missing_b) | (~missing_a & ~missing_b & differs)
+    return wrong
 
 
 def _examples(
@@ -160,7 +177,7 @@ def _examples(
     }
 
 
-def json_scalar(value):
+def json_scalar(value: Any) -> Any:
     """A JSON-friendly scalar (numpy and pandas types, NaN and pandas NA as None)."""
     if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
         return None

@@ -18,6 +18,8 @@ the inputs (ingest and parse: topic, partition, offset; the others: location,
 lane and observation or window second).
 """
 
+from typing import TypedDict
+
 import numpy as np
 import pandas as pd
 
@@ -31,23 +33,32 @@ MISSING_EXAMPLES = 5
 MISSING_SPANS = 20
 """Runs of consecutive seconds listed for missing outputs; the rest are counted."""
 
-COUNT_KEYS = (
-    "outputs",
-    "duplicates",
-    "expected",
-    "missing",
-    "unexpected",
-    "partial_windows",
-    "partial_window_outputs",
-)
+
+class Counts(TypedDict):
+    """The completeness counts, the ``records`` keys of the same names (None: not
+    compared with the inputs)."""
+
+    outputs: int
+    duplicates: int
+    expected: int | None
+    missing: int | None
+    unexpected: int | None
+    partial_windows: int | None
+    partial_window_outputs: int | None
 
 
-def empty_counts(outputs: int, duplicates: int) -> dict[str, int | None]:
-    """The completeness counts before any comparison with the inputs: every
-    count of :data:`COUNT_KEYS` besides ``outputs`` and ``duplicates`` is None."""
-    counts: dict[str, int | None] = dict.fromkeys(COUNT_KEYS)
-    counts.update(outputs=outputs, duplicates=duplicates)
-    return counts
+def empty_counts(outputs: int, duplicates: int) -> Counts:
+    """The completeness counts before any comparison with the inputs: every count
+    besides ``outputs`` and ``duplicates`` is None."""
+    return Counts(
+        outputs=outputs,
+        duplicates=duplicates,
+        expected=None,
+        missing=None,
+        unexpected=None,
+        partial_windows=None,
+        partial_window_outputs=None,
+    )
 
 
 def completeness(
@@ -57,7 +68,7 @@ def completeness(
     expected: pd.DataFrame | None,
     all_outputs: pd.DataFrame | None = None,
     all_expected: pd.DataFrame | None = None,
-) -> dict[str, int | None]:
+) -> Counts:
     """Counts for measured ``outputs`` vs measured ``expected`` (None: no inputs read).
 
     ``outputs`` and ``expected`` are restricted to the measured period;

@@ -10,14 +10,13 @@ docs/method.md#clock), read the topics (:mod:`evaluator.run_topics`), measure th
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from evaluator import report
 from evaluator.config import EvaluatorConfig
 from evaluator.measure import measure
-from evaluator.result import Measurement
+from evaluator.result import Measurement, Summary
 from evaluator.run_info import RunInfo
 from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_outputs
 from evaluator.summary import build_summary
@@ -32,11 +31,12 @@ def evaluate(
     out_dir: Path,
     overwrite: bool = False,
     run_dir: Path | None = None,
-) -> dict[str, Any]:
+) -> Summary:
     """Evaluate ``run`` from the broker at ``bootstrap``; write the report into ``out_dir``.
 
-    Returns the summary (also written as summary.json). ``run_dir`` (default
-    ``out_dir``) holds the run's resources.csv, where a fault's process is looked up.
+    Returns the summary (also written as summary.json, its :meth:`Summary.as_dict`).
+    ``run_dir`` (default ``out_dir``) holds the run's resources.csv, where a fault's
+    process is looked up.
     """
     out_dir = Path(out_dir)
     report.check_writable(out_dir, overwrite)
@@ -47,9 +47,8 @@ def evaluate(
     summary = build_summary(run, config, bootstrap, result, usage)
     seconds = round(time.monotonic() - started, 3)
     summary = replace(summary, evaluation=replace(summary.evaluation, seconds=seconds))
-    document = summary.as_dict()
-    report.write(out_dir, document, result.frames())
-    return document
+    report.write(out_dir, summary.as_dict(), result.frames())
+    return summary
 
 
 def read_usage(path: Path) -> pd.DataFrame | None:

@@ -72,7 +72,7 @@ def valid_mask(inputs: pd.DataFrame) -> np.ndarray:
     """Inputs that pass the contract (:mod:`ground.malformed`): not malformed to the
     reader (:func:`input_kinds`), every required field, one measurement."""
     required = [c for c in inputs.columns if c in s.INPUT_FIELDS and c not in s.KINDS]
-    ok = ~inputs[MALFORMED].to_numpy(bool)
+    ok: np.ndarray = ~inputs[MALFORMED].to_numpy(bool)
     for col in required:
         ok &= inputs[col].notna().to_numpy()
     ok &= inputs[s.SPEED].notna().to_numpy() != inputs[s.FLOW].notna().to_numpy()

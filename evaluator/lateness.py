@@ -52,7 +52,8 @@ def behind_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> tuple[np.ndarray, 
 
 def lateness_ms(broker_ms: np.ndarray, event_ms: np.ndarray) -> np.ndarray:
     """Each input's lateness: :func:`behind_ms`, 0 where the input is the newest yet."""
-    return np.maximum(behind_ms(broker_ms, event_ms)[0], 0)
+    late: np.ndarray = np.maximum(behind_ms(broker_ms, event_ms)[0], 0)
+    return late
 
 
 def input_lateness(inputs: pd.DataFrame, delay_ms: int | None) -> dict[str, Any] | None:

@@ -89,7 +89,12 @@ def measure(
         run.stage, identity, measured_all, found.expected_in, good, found.expected_all
     )
     missing = missing_outputs(found.expected_in, good, identity) if counts["missing"] else None
-    carried: dict[str, int | None] = dict.fromkeys((*checks.CARRIED_KEYS, "wrong_values"))
+    carried = checks.Carried(
+        input_ts_mismatch=None,
+        input_ts_earliest_mismatch=None,
+        input_count_mismatch=None,
+        wrong_values=None,
+    )
     wrong: dict[str, dict] | None = None
     if found.rows is not None:
         carried, wrong = checks.check(

@@ -11,11 +11,12 @@ drift from what the evaluator writes (a unit test compares each committed page w
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import Field, fields, is_dataclass
+from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any
 
 from evaluator.comparison_result import ComparisonRow
+from evaluator.record import record_type
 from evaluator.result import Summary
 from evaluator.summary_file import SCHEMA_VERSION
 
@@ -42,7 +43,7 @@ def schema_markdown() -> str:
     ]
     lines += key_table(Summary)
     for f in fields(Summary):
-        record = _record(typing.get_type_hints(Summary)[f.name])
+        record = record_type(typing.get_type_hints(Summary)[f.name])
         if record is not None:
             lines += ["", f"## {f.name}", "", " ".join((record.__doc__ or "").split()), ""]
             lines += key_table(record)
@@ -100,7 +101,7 @@ def _rows(cls: type) -> list[tuple[Field, Any, str]]:
     hints = typing.get_type_hints(cls)
     out: list[tuple[Field, Any, str]] = []
     for f in fields(cls):
-        record = _record(hints[f.name])
+        record = record_type(hints[f.name])
         if f.metadata.get("flatten") and record is not None:
             note = f"; only for {f.metadata['doc']}"
             out += [(g, hint, note) for g, hint, _ in _rows(record)]
@@ -109,19 +110,11 @@ def _rows(cls: type) -> list[tuple[Field, Any, str]]:
     return out
 
 
-def _record(hint: Any) -> type | None:
-    """The record class of a field's type (``X`` or ``X | None``), None for other types."""
-    for arg in (hint, *typing.get_args(hint)):
-        if isinstance(arg, type) and is_dataclass(arg):
-            return arg
-    return None
-
-
 def _type(hint: Any) -> str:
     """A field's type in JSON's words."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         return " or ".join(_type(arg) for arg in typing.get_args(hint))
-    if (record := _record(hint)) is not None:
+    if (record := record_type(hint)) is not None:
         return f"object ([below](#{_section(record)}))"
     origin = typing.get_origin(hint) or hint
     if origin is dict:
@@ -135,7 +128,7 @@ def _type(hint: Any) -> str:
 def _section(record: type) -> str:
     """The heading a record's table is under: the Summary field of its type."""
     for f in fields(Summary):
-        if _record(typing.get_type_hints(Summary)[f.name]) is record:
+        if record_type(typing.get_type_hints(Summary)[f.name]) is record:
             return f.name
     raise KeyError(record)
 

@@ -62,7 +62,8 @@ def encode(message: Mapping[str, Any]) -> bytes:
 
 
 def decode(value: bytes | str) -> dict[str, Any]:
-    return json.loads(value)
+    message: dict[str, Any] = json.loads(value)
+    return message
 
 
 class LaneEncoder:

@@ -163,7 +163,7 @@ class PublisherConfig:
             f"faulty_fraction must be between 0 and 1 (exclusive), got {self.faulty_fraction}",
         )
         require(
-            self.workload != "ramp" or (self.ramp_rates and min(self.ramp_rates) > 0),
+            self.workload != "ramp" or (bool(self.ramp_rates) and min(self.ramp_rates) > 0),
             "workload ramp needs ramp_rates, every rate > 0",
         )
         require(

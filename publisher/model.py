@@ -11,6 +11,7 @@ reproducible whatever its pacing.
 
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 MINUTES_PER_DAY = 1440
@@ -85,7 +86,7 @@ def locations_for_lanes(
     return result
 
 
-def location_stream(seed: int, lanes: tuple[int, int] = (1, 5)):
+def location_stream(seed: int, lanes: tuple[int, int] = (1, 5)) -> Iterator[Location]:
     """Endless, deterministic sequence of distinct locations."""
     low, high = lanes
     if not 1 <= low <= high <= 5:

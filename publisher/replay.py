@@ -97,7 +97,7 @@ class ReplaySource:
             if first is None:
                 self._file.close()
                 raise PublishError(self.report.nothing_to_replay())
-            self._minutes = itertools.chain([first], minutes)
+            self._minutes: Iterator[list[dict[str, Any]]] = itertools.chain([first], minutes)
         else:
             self._minutes = read_minutes((line.decode("utf-8") for line in raw), str(path))
         self._tick_s = config.tick_s

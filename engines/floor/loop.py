@@ -337,7 +337,10 @@ def _identity(msg: Message) -> tuple[str, int, int, int]:
             f"{_TIMESTAMP_TYPES.get(ts_type, ts_type)}, not LogAppendTime: its timestamp is "
             "not the broker's clock, refusing to measure (docs/method.md#clock)"
         )
-    return msg.topic(), msg.partition(), msg.offset(), timestamp
+    topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+    # a consumed record without an error has all three
+    assert topic is not None and partition is not None and offset is not None
+    return topic, partition, offset, timestamp
 
 
 def _produce(producer: Producer, topic: str, value: bytes | None, deliveries: _Deliveries) -> None:

@@ -176,7 +176,7 @@ class TumblingProcessor(StatefulProcessor):
         pass
 
 
-def _change(now: float, then: tuple | None, field: int) -> float | None:
+def _change(now: float, then: tuple[float, ...] | None, field: int) -> float | None:
     """(now − then) / then of one field; None when the earlier second is missing or zero."""
     if then is None or then[field] == 0:
         return None

@@ -99,5 +99,7 @@ class _JsonProgress(JStreamingQueryListener):
     """Progress events as Spark's own JSON, one Py4J call each; the rare others as PySpark
     converts them."""
 
+    pylistener: ProgressWriter
+
     def onQueryProgress(self, jevent: Any) -> None:
         self.pylistener._write("progress", json.loads(jevent.progress().json()))

@@ -61,5 +61,6 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
     writer = writer.outputMode(mode)
     settings = spark_settings(config)
     if real_time:
-        return writer.trigger(realTime=settings.real_time_checkpoint)
+        # PySpark 4.3's overloads of trigger lack its realTime keyword
+        return writer.trigger(realTime=settings.real_time_checkpoint)  # type: ignore[call-overload, no-any-return]
     return writer.trigger(processingTime=f"{settings.trigger_interval_ms} milliseconds")

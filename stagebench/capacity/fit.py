@@ -89,7 +89,9 @@ def fit_pass(rates: Sequence[float], passed: Sequence[bool]) -> PassFit | None:
     )
 
 
-def pass_band(rates: Sequence[float], passed: Sequence[bool], at: Sequence[float]) -> np.ndarray:
+def pass_band(
+    rates: Sequence[float], passed: Sequence[bool], at: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """The posterior's 2.5, 50 and 97.5 % quantiles (rows) of the probability of passing at
     each rate of ``at`` (columns), from probes with both a pass and a failure: the curve a
     plot draws. Its median crosses 0.5 at ``capacity_mps`` and 0.9 at ``pass90_mps``."""
@@ -129,12 +131,14 @@ def _likelihood(theta: np.ndarray, x: np.ndarray, sign: np.ndarray) -> np.ndarra
     and slope b (columns): a probe at ln rate x passes with probability 1 / (1 + e^(-b(θ-x)))."""
     margin = (theta[:, None] - x) * sign
     log_l = -_softplus(-_SLOPES[:, None] * margin[:, None, :]).sum(axis=2)
-    return np.exp(log_l - log_l.max())
+    likelihood: np.ndarray = np.exp(log_l - log_l.max())
+    return likelihood
 
 
 def _softplus(v: np.ndarray) -> np.ndarray:
     """ln(1 + e^v) without overflow (twice as fast as ``np.logaddexp(0, v)``)."""
-    return np.log1p(np.exp(-np.abs(v))) + np.maximum(v, 0.0)
+    value: np.ndarray = np.log1p(np.exp(-np.abs(v))) + np.maximum(v, 0.0)
+    return value
 
 
 def _quantiles(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -144,4 +148,5 @@ def _quantiles(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     order = np.argsort(values, axis=None)
     v, w = values.ravel()[order], weights.ravel()[order]
     cdf = (np.cumsum(w) - w / 2) / w.sum()
-    return np.interp(_QUANTILES, cdf, v)
+    quantiles: np.ndarray = np.interp(_QUANTILES, cdf, v)
+    return quantiles

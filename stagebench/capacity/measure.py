@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from engines.base import Impl
 from ground import rundir
 from ground.errors import SparkError
 from ground.kafka.naming import new_run_id
@@ -49,7 +50,7 @@ PROBE_KEYS = ("lead_in_s", "warmup_s", "warmup_min_s", "warmup_max_s", "settle_w
 
 def one_search(
     name: str,
-    impl: str,
+    impl: Impl,
     base: RunConfig,
     settings: Settings,
     criteria: Criteria,
@@ -114,7 +115,7 @@ class _Prober:
         except SparkError as err:  # a job that fails under this load did not sustain it
             console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
             return Probe(rate, False, (f"the Spark job failed: {err}",))
-        warmup = result.summary.get("warmup") or {}
+        warmup = result.summary.warmup or {}
         if self.application is not None and not (warmup.get("application") or {}).get("shared"):
             self.alone.append(rate)
         verdict = judge(rate, result.summary, self.criteria, run_dir=str(result.run_dir))

@@ -14,14 +14,17 @@ measured period (0 is where it starts; the lead-in and warm-up before).
 """
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from stagebench.capacity.fit import pass_band
 from stagebench.report.capacity import deciding_probes
+
+if TYPE_CHECKING:  # matplotlib, which this module imports when it draws
+    from matplotlib.axes import Axes
 
 STYLES = {"sustainable": ("tab:green", "o"), "unsustainable": ("tab:red", "x"),
           "publisher-bound": ("tab:gray", "s")}  # fmt: skip
@@ -82,7 +85,7 @@ def plot(doc: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
-def _mark_capacity(ax, doc: dict[str, Any]) -> None:
+def _mark_capacity(ax: "Axes", doc: dict[str, Any]) -> None:
     """The fitted capacity and its 95 % interval, or without a fit the highest rate found
     sustainable."""
     if doc["capacity_mps"] is not None:
@@ -96,7 +99,7 @@ def _mark_capacity(ax, doc: dict[str, Any]) -> None:
                    label=f"highest sustainable {doc['sustainable_mps']:,.0f} msg/s")  # fmt: skip
 
 
-def _plot_pass_curve(ax, doc: dict[str, Any]) -> None:
+def _plot_pass_curve(ax: "Axes", doc: dict[str, Any]) -> None:
     """Every probe the publisher fed as passed (1) or failed (0), and the fitted chance of
     passing with its 95 % band."""
     fed = [p for p in doc["probes"] if p["verdict"] != "publisher-bound"]
@@ -145,21 +148,21 @@ def _trace(probe: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not (run_dir / rundir.SUMMARY).is_file():  # nor one whose evaluation stopped midway
         return None
-    summary = read_summary(run_dir)
-    period = summary["period"]
-    steady = summary["steady_state"] or {}
+    summary = load_summary(run_dir)
+    period = summary.period
+    steady = summary.steady_state or {}
     slope = steady.get("slope_ms_per_min")
     trend = f"{steady['verdict']} {slope:+,.0f} ms/min" if slope is not None else "no trend"
     return {
         "label": f"{probe['rate']:,.0f} msg/s, {probe['verdict']} ({trend})",
         "color": STYLES[probe["verdict"]][0],
-        "t": series["second"] - period["measured_from_ms"] / 1000,
+        "t": series["second"] - period.measured_from_ms / 1000,
         "p50": series["latency_p50_ms"],
-        "measured_s": (period["measured_to_ms"] - period["measured_from_ms"]) / 1000,
+        "measured_s": (period.measured_to_ms - period.measured_from_ms) / 1000,
     }
 
 
-def _plot_traces(ax, traces: list[dict[str, Any]], limit_ms: float) -> None:
+def _plot_traces(ax: "Axes", traces: list[dict[str, Any]], limit_ms: float) -> None:
     for trace in traces:
         ax.plot(trace["t"], trace["p50"], color=trace["color"], label=trace["label"])
     ax.axhline(limit_ms, color="tab:gray", linestyle=":", label="p50 limit")

@@ -1,11 +1,13 @@
 """One probe of a capacity search: what a sustainable probe must meet (:class:`Criteria`)
 and the verdict on its run's summary (:func:`judge`), a pass, a failure, or a probe the
-publisher could not feed. Pure: it reads summary.json's document.
+publisher could not feed. Pure: it reads the run's :class:`~evaluator.result.Summary`.
 """
 
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any
 
+from evaluator.result import Summary
 from ground.config import require
 from stagebench.resources.summary import SATURATED_SHARE_WARN
 
@@ -73,26 +75,21 @@ class Probe:
         return {**asdict(self), "reasons": list(self.reasons), "verdict": self.verdict}
 
 
-def judge(
-    rate: float, summary: dict[str, Any], criteria: Criteria, run_dir: str | None = None
-) -> Probe:
-    """The verdict on one probe's run summary (summary.json's document)."""
-    meta = summary.get("metadata", {})
+def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None = None) -> Probe:
+    """The verdict on one probe's run summary."""
+    meta = summary.metadata
     # the measured period's input, by broker time: the lead-in's half rate not counted
-    achieved = (summary.get("throughput") or {}).get("input_mps")
-    lat = summary["latency_ms"]
-    machine = summary.get("machine") or {}
+    achieved = summary.throughput.input_mps
+    lat = summary.latency_ms
+    machine = summary.machine or {}
     cores = machine.get("cores") or 1
     engine = (meta.get("resources") or {}).get("engine") or {}
     cpu = engine.get("cpu_percent_mean")
     cpu_share = None if cpu is None else cpu / cores
-    common = {
-        "rate": rate,
-        "p50": lat.get("p50"),
-        "p99": lat.get("p99"),
-        "engine_cpu_pct": cpu,
-        "run_dir": run_dir,
-    }
+    verdict = partial(
+        Probe, rate=rate, p50=lat.get("p50"), p99=lat.get("p99"), engine_cpu_pct=cpu,
+        run_dir=run_dir,
+    )  # fmt: skip
     reasons = []
     short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
     if short:
@@ -101,16 +98,16 @@ def judge(
         if not saturated:
             # the machine had room: the load generator itself could not go faster
             reason = f"{offered}: the load generator, not the stage, is the bottleneck here"
-            return Probe(sustainable=False, reasons=(reason,), publisher_bound=True, **common)
+            return verdict(sustainable=False, reasons=(reason,), publisher_bound=True)
         # all cores busy: the job starved the publisher, which is the stage's overload
         reasons.append(f"{offered} on a saturated machine")
-    steady = summary.get("steady_state")
+    steady = summary.steady_state
     span_s = _measured_s(summary)
     # an undetermined trend (its interval spans the tolerance) is judged by its point
     # estimate against the same limits: a probe's period is short, and a wide interval
     # must not pass an overloaded probe
     direction = steady and steady["verdict"]
-    if direction == "undetermined":
+    if steady and direction == "undetermined":
         direction = "rising" if steady["slope_ms_per_min"] > 0 else "falling"
     if steady is None:
         reasons.append("too few measured seconds with outputs to judge the trend")
@@ -123,19 +120,19 @@ def judge(
             f"catching up a backlog: latency falling {steady['slope_ms_per_min']:+,.0f} ms/min"
             f" from {start / 1000:,.1f} s"
         )
-    if lat.get("p50") is not None and lat["p50"] > criteria.max_p50_ms:
-        reasons.append(f"p50 {lat['p50']:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
+    if (p50 := lat.get("p50")) is not None and p50 > criteria.max_p50_ms:
+        reasons.append(f"p50 {p50:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
     marks = meta.get("marks_ms") or {}
-    drain_ms = summary.get("throughput", {}).get("drain_ms")
+    drain_ms = summary.throughput.drain_ms
     if "drained_ms" not in marks:
         reasons.append("the job did not drain after the input stopped")
     elif drain_ms is not None and drain_ms / 1000 > criteria.max_drain_s:
         # broker time: the last output's timestamp minus the last input's
         reasons.append(f"drained {drain_ms / 1000:.1f} s after the input stopped")
-    missing = summary["records"].get("missing")
+    missing = summary.records.missing
     if missing:
         reasons.append(f"{missing:,} outputs missing")
-    if summary.get("trusted") is False:
+    if summary.trusted is False:
         reasons.append("outputs contradict their inputs (not trusted)")
     if (
         criteria.max_engine_cpu_pct is not None
@@ -145,21 +142,22 @@ def judge(
         reasons.append(
             f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
         )
-    return Probe(sustainable=not reasons, reasons=tuple(reasons), **common)
+    return verdict(sustainable=not reasons, reasons=tuple(reasons))
 
 
-def _measured_s(summary: dict[str, Any]) -> float:
+def _measured_s(summary: Summary) -> float:
     """The measured period's length, s: the time the trend spans. Not the count of seconds
     with outputs (``steady_state.seconds``): near overload a micro-batch writes every ~7 s,
     so a 30 s period holds about 5 such seconds, and a rise counted over them is a fifth of
     the rise over the period."""
-    period = summary["period"]
-    return (period["measured_to_ms"] - period["measured_from_ms"]) / 1000
+    period = summary.period
+    return (period.measured_to_ms - period.measured_from_ms) / 1000
 
 
 def _fall_ms(steady: dict[str, Any], span_s: float) -> float:
     """How far the latency trend fell over the measured period, ms (negative: rose)."""
-    return -steady["slope_ms_per_min"] * span_s / 60
+    slope: float = steady["slope_ms_per_min"]
+    return -slope * span_s / 60
 
 
 def _start_ms(steady: dict[str, Any], span_s: float) -> float:
@@ -170,4 +168,5 @@ def _start_ms(steady: dict[str, Any], span_s: float) -> float:
     from about 17 s). A fall from below the limit is a job still warming up, which says
     nothing against the rate: parse at 32,000 msg/s fell 0.5 s from 0.9 s and drained in
     0.8 s; a rule on the fall's share of the median (half) rejected it."""
-    return steady["median_ms"] + _fall_ms(steady, span_s) / 2
+    median: float = steady["median_ms"]
+    return median + _fall_ms(steady, span_s) / 2

@@ -171,27 +171,36 @@ class _Search:
                 return True
             result.first_unsustainable_mps = rate
 
+    def _ends(self) -> tuple[float, float]:
+        """The bracket's ends, both found once :meth:`bracket` succeeded."""
+        lo, hi = self.result.sustainable_mps, self.result.first_unsustainable_mps
+        assert lo is not None and hi is not None, "the bracket has both ends"
+        return lo, hi
+
     def bisect(self, precision: float) -> None:
         """Halve the bracket geometrically until its relative width is within ``precision``."""
         result = self.result
-        while result.bracket_width > precision:
-            lo, hi = result.sustainable_mps, result.first_unsustainable_mps
+        lo, hi = self._ends()
+        while hi / lo - 1 > precision:
             mid = _round_rate(math.sqrt(lo * hi))
             if not lo < mid < hi:  # three digits are too few for this precision
                 mid = math.sqrt(lo * hi)
             if self.passes(mid):
-                result.sustainable_mps = mid
+                result.sustainable_mps = lo = mid
             else:
-                result.first_unsustainable_mps = mid
+                result.first_unsustainable_mps = hi = mid
 
     def refine(self, probes: int, min_rate: float, max_rate: float) -> None:
         """``probes`` more at the capacity the fit estimates from every probe before each;
         one inside the bracket narrows it."""
         result = self.result
         for _ in range(probes):
-            rate = min(max(_round_rate(result.fit.capacity_mps), min_rate), max_rate)
+            fit = result.fit
+            assert fit is not None, "the bracket holds a pass and a failure"
+            rate = min(max(_round_rate(fit.capacity_mps), min_rate), max_rate)
             sustainable = self.passes(rate)
-            if result.sustainable_mps < rate < result.first_unsustainable_mps:
+            lo, hi = self._ends()
+            if lo < rate < hi:
                 if sustainable:
                     result.sustainable_mps = rate
                 else:

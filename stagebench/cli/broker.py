@@ -1,5 +1,6 @@
 """``stagebench broker start|stop|status``: the embedded Kafka broker or cluster."""
 
+import argparse
 import json
 import sys
 import time
@@ -47,7 +48,7 @@ def add(sub: Subparsers) -> None:
     status_parser.set_defaults(handler=status)
 
 
-def start(args) -> int:
+def start(args: argparse.Namespace) -> int:
     from ground.kafka.broker import EmbeddedBroker
 
     broker = EmbeddedBroker(port=args.port, heap=args.heap, brokers=args.brokers)
@@ -64,7 +65,7 @@ def start(args) -> int:
     return 0
 
 
-def stop(args) -> int:
+def stop(args: argparse.Namespace) -> int:
     from ground.kafka.broker import EmbeddedBroker
 
     if EmbeddedBroker().stop():
@@ -74,7 +75,7 @@ def stop(args) -> int:
     return 0
 
 
-def status(args) -> int:
+def status(args: argparse.Namespace) -> int:
     from ground.kafka.broker import EmbeddedBroker
 
     state = EmbeddedBroker().status()

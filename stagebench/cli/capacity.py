@@ -1,5 +1,7 @@
 """``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
 
+import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
 from engines.registry import chosen, stages_of
@@ -93,7 +95,7 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from stagebench.capacity.measure import Bounds, one_search
     from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria
     from stagebench.capacity.result import CapacityResult
@@ -119,8 +121,10 @@ def run(args) -> int:
     # a probe's own defaults, beneath the config file and the command line; its drain
     # is judged once it outlasts --max-drain, so a probe waits little longer for it
     drain = {"drain_timeout_s": criteria.max_drain_s + PROBE_DRAIN_GRACE_S}
-    defaults = {"run": {**PROBE_DEFAULTS, "application": PROBE_APPLICATION, **drain},
-                "evaluator": PROBE_EVALUATOR_DEFAULTS}  # fmt: skip
+    defaults: dict[str, Mapping[str, object]] = {
+        "run": {**PROBE_DEFAULTS, "application": PROBE_APPLICATION, **drain},
+        "evaluator": PROBE_EVALUATOR_DEFAULTS,
+    }
     for section, values in defaults.items():
         for key, value in values.items():
             if key not in settings.values[section]:

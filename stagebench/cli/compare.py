@@ -162,4 +162,5 @@ def _is_ab_pair(first: Path, second: Path) -> bool:
         return True
     if kinds != ["run", "run"]:
         return False
-    return read_summary(first)["run"]["stage"] == read_summary(second)["run"]["stage"]
+    stages: list[str] = [read_summary(p)["run"]["stage"] for p in (first, second)]
+    return stages[0] == stages[1]

@@ -1,5 +1,6 @@
 """``stagebench config show``: the effective configuration and where each value comes from."""
 
+import argparse
 import json
 
 from ground.config import from_mapping
@@ -24,7 +25,7 @@ def add(sub: Subparsers) -> None:
     show_parser.set_defaults(handler=show)
 
 
-def show(args) -> int:
+def show(args: argparse.Namespace) -> int:
     settings = load(args.config, run_overrides(args, stage=args.stage))
     from_mapping(RunConfig, settings.section("run"), "run")  # validate like run would
     rows = effective(settings)

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     summary = evaluate(
         bootstrap, info, config, Path(out_dir), overwrite=args.force, run_dir=args.run_dir
     )
-    lat, rec = summary["latency_ms"], summary["records"]
+    lat, rec = summary.latency_ms, summary.records
     print(
         json.dumps(
             {
@@ -85,15 +85,15 @@ def run(args: argparse.Namespace) -> int:
                 "stage": info.stage,
                 "p50_ms": lat["p50"],
                 "p99_ms": lat["p99"],
-                "outputs": rec["outputs"],
-                "expected": rec["expected"],
-                "missing": rec["missing"],
-                "duplicates": rec["duplicates"],
-                "negative": rec["negative"],
+                "outputs": rec.outputs,
+                "expected": rec.expected,
+                "missing": rec.missing,
+                "duplicates": rec.duplicates,
+                "negative": rec.negative,
             }
         )
     )
-    for warning in summary["warnings"]:
+    for warning in summary.warnings:
         print(f"WARNING: {warning}")
     print(f"report: {write_page(Path(out_dir)).describe()}")
     return 0

@@ -1,5 +1,6 @@
 """``stagebench run``: one complete benchmark run of one stage."""
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from evaluator.summary_file import is_incomplete
     from stagebench.history.index import record_or_warn
     from stagebench.report.summary_table import format_runs

@@ -4,6 +4,7 @@ Broker reachable → fresh LogAppendTime topics → produce → the engine reads
 back through its Kafka connector and sees LogAppendTime (Spark: ``timestampType`` 1).
 """
 
+import argparse
 import time
 
 from engines import registry
@@ -34,7 +35,7 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Producer
 
     from ground.kafka.resolve import resolve

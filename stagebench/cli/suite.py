@@ -1,5 +1,6 @@
 """``stagebench suite``: the stage ladder with identical settings, in rounds, and the increments."""
 
+import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -61,7 +62,7 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from evaluator.comparison_table import format_table
     from stagebench.console import Console
     from stagebench.history.index import record_or_warn

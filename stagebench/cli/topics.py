@@ -1,5 +1,7 @@
 """``stagebench topics create|check``: topics that obey the one-clock rule."""
 
+import argparse
+
 from ground.errors import ConfigError
 from ground.kafka.naming import RunTopics, new_run_id
 from stagebench.cli.shared import Subparsers, add_bootstrap
@@ -43,17 +45,18 @@ def add(sub: Subparsers) -> None:
     )
 
 
-def _names(args) -> list[str]:
+def _names(args: argparse.Namespace) -> list[str]:
     if args.names and args.run_id:
         raise ConfigError("give topic names or --run-id, not both")
     if args.names:
-        return args.names
+        names: list[str] = args.names
+        return names
     if args.action == "check" and not args.run_id:
         raise ConfigError("name the topics to check, or give --run-id")
     return RunTopics.for_run(args.run_id or new_run_id()).all
 
 
-def create(args) -> int:
+def create(args: argparse.Namespace) -> int:
     from ground.kafka.resolve import resolve
     from ground.kafka.topics import create_topics
 
@@ -72,7 +75,7 @@ def create(args) -> int:
     return 0
 
 
-def check(args) -> int:
+def check(args: argparse.Namespace) -> int:
     from ground.kafka.resolve import resolve
     from ground.kafka.topics import check_topics
 

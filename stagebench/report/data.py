@@ -50,11 +50,12 @@ class RunData:
 
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text())
+        doc: dict[str, Any] = json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except ValueError as err:
         raise EvaluationError(f"{path} is not JSON: {err}") from err
+    return doc
 
 
 def cdf(latencies_ms: np.ndarray) -> Cdf | None:

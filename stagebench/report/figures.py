@@ -78,7 +78,8 @@ def _layout(fig: go.Figure, title: str, **layout: Any) -> go.Figure:
 
 def origin_ms(summary: dict[str, Any]) -> int:
     """Time 0 of a run's plots: the start of its measured period."""
-    return summary["period"]["measured_from_ms"]
+    start: int = summary["period"]["measured_from_ms"]
+    return start
 
 
 def latency_lines(series: pd.DataFrame, origin: int, name: str = "") -> list[Line]:
@@ -136,7 +137,7 @@ def disturbance_bands(summary: dict[str, Any]) -> tuple[list[Band], list[tuple[f
     return bands, marks
 
 
-def timeline_figure(timeline: Timeline, title: str, y_title: str, log_y: bool = False):
+def timeline_figure(timeline: Timeline, title: str, y_title: str, log_y: bool = False) -> go.Figure:
     fig = go.Figure()
     for line in timeline.lines:
         y = line.y if not log_y else [None if v is None else max(v, FLOOR_MS) for v in line.y]
@@ -187,7 +188,7 @@ def throughput_lines(series: pd.DataFrame, origin: int, name: str = "") -> list[
     ]
 
 
-def cdf_figure(curves: list[tuple[str, Cdf]], marks: dict[str, float] | None = None):
+def cdf_figure(curves: list[tuple[str, Cdf]], marks: dict[str, float] | None = None) -> go.Figure:
     """The distribution of measured latencies on a log axis; ``marks``: summary.json's
     percentiles drawn as vertical lines named with their values."""
     fig = go.Figure()
@@ -226,7 +227,7 @@ def cdf_figure(curves: list[tuple[str, Cdf]], marks: dict[str, float] | None = N
     )
 
 
-def resources_figure(usage: pd.DataFrame, origin: int, cores: int | None):
+def resources_figure(usage: pd.DataFrame, origin: int, cores: int | None) -> go.Figure:
     """CPU (% of one core) and memory of every process of the run, the machine's total and
     what ran outside the run, per second of this machine's clock; one colour a process."""
     fig = make_subplots(
@@ -259,7 +260,7 @@ def resources_figure(usage: pd.DataFrame, origin: int, cores: int | None):
     return fig
 
 
-def ladder_figure(rows: list[dict[str, Any]]):
+def ladder_figure(rows: list[dict[str, Any]]) -> go.Figure:
     """p50 and p99 of every stage with their 95 % intervals, beside the increment each
     adds over the stage under it, with its interval."""
     labels = [
@@ -305,7 +306,7 @@ def _error(rows: list[dict[str, Any]], key: str, interval: str) -> dict[str, Any
     return {"type": "data", "symmetric": False, "array": up, "arrayminus": down}
 
 
-def capacity_figure(doc: dict[str, Any]):
+def capacity_figure(doc: dict[str, Any]) -> go.Figure:
     """Every probe's p50 and p99 on the offered rate, by verdict, with the capacity and its
     95 % interval and the p50 limit."""
     fig = go.Figure()

@@ -40,9 +40,10 @@ def document(title: str, body: list[str]) -> str:
 
 
 def figure(fig: go.Figure) -> str:
-    return fig.to_html(
+    html: str = fig.to_html(
         full_html=False, include_plotlyjs=False, config={"displaylogo": False, "responsive": True}
     )
+    return html
 
 
 def section(heading: str, *parts: str) -> str:

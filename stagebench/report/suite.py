@@ -13,6 +13,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import plotly.graph_objects as go
+
 from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import RunData, load_run
@@ -89,7 +91,7 @@ def _lead(doc: dict[str, Any]) -> str:
     return "".join(f'<p class="lead">{escape(p)}</p>' for p in parts)
 
 
-def _latency(runs: Labelled):
+def _latency(runs: Labelled) -> go.Figure:
     lines, bands = [], []
     for label, run in runs:
         if run.timeseries is None:
@@ -121,7 +123,7 @@ def _labelled_once(bands: list[figures.Band]) -> list[figures.Band]:
     return kept
 
 
-def _throughput(runs: Labelled):
+def _throughput(runs: Labelled) -> go.Figure:
     lines = [
         figures.throughput_lines(run.timeseries, figures.origin_ms(run.summary), label)[1]
         for label, run in runs
@@ -132,7 +134,7 @@ def _throughput(runs: Labelled):
     )
 
 
-def _engine_cpu(runs: Labelled):
+def _engine_cpu(runs: Labelled) -> go.Figure:
     lines = []
     for label, run in runs:
         if run.resources is None:

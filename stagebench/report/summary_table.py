@@ -1,21 +1,23 @@
 """A short terminal table of evaluated runs: latency with its intervals, steadiness,
 completeness, and each run's warnings underneath."""
 
+from collections.abc import Callable
 from typing import Any
 
 from evaluator.number_format import format_cell, format_estimate, format_ms
 from evaluator.recovery import cause_text, settled_text
+from evaluator.result import Summary
 
 
-def _with_interval(summary: dict[str, Any], q: str) -> str:
+def _with_interval(summary: Summary, q: str) -> str:
     """pXX, then its 95 % within-run interval when the run has one: "101 [98–105]", as
     the stage table prints it."""
-    return format_estimate(summary["latency_ms"][q], (summary.get("confidence") or {}).get(q))
+    return format_estimate(summary.latency_ms[q], (summary.confidence or {}).get(q))
 
 
-def _steady(summary: dict[str, Any]) -> str:
+def _steady(summary: Summary) -> str:
     """The steadiness verdict, with the slope when not steady; "-" when not recorded."""
-    steady = summary.get("steady_state")
+    steady = summary.steady_state
     if not steady:
         return "-"
     if steady["verdict"] == "steady":
@@ -23,18 +25,18 @@ def _steady(summary: dict[str, Any]) -> str:
     return f"{steady['verdict']} {steady['slope_ms_per_min']:+,.0f} ms/min"
 
 
-COLUMNS = [
-    ("stage", lambda s: s["run"]["stage"]),
-    ("impl", lambda s: s["run"]["impl"]),
-    ("outputs", lambda s: s["records"]["outputs"]),
-    ("missing", lambda s: s["records"]["missing"]),
-    ("dup", lambda s: s["records"]["duplicates"]),
+COLUMNS: list[tuple[str, Callable[[Summary], Any]]] = [
+    ("stage", lambda s: s.run["stage"]),
+    ("impl", lambda s: s.run["impl"]),
+    ("outputs", lambda s: s.records.outputs),
+    ("missing", lambda s: s.records.missing),
+    ("dup", lambda s: s.records.duplicates),
     ("p50 ms", lambda s: _with_interval(s, "p50")),
-    ("p95 ms", lambda s: format_ms(s["latency_ms"]["p95"])),
+    ("p95 ms", lambda s: format_ms(s.latency_ms["p95"])),
     ("p99 ms", lambda s: _with_interval(s, "p99")),
-    ("max ms", lambda s: format_ms(s["latency_ms"]["max"])),
+    ("max ms", lambda s: format_ms(s.latency_ms["max"])),
     ("steady", _steady),
-    ("checks", lambda s: {True: "ok", False: "UNTRUSTED"}.get(s.get("trusted"), "-")),
+    ("checks", lambda s: "-" if s.trusted is None else "ok" if s.trusted else "UNTRUSTED"),
 ]
 NOTE = (
     "[lo–hi]: 95 % interval of the run's percentile ({method}); steady: trend of the "
@@ -44,10 +46,10 @@ NOTE = (
 """The table's legend; ``method`` is the intervals' own, as summary.json states it."""
 
 
-def _recovery(summary: dict[str, Any]) -> list[str]:
+def _recovery(summary: Summary) -> list[str]:
     """Lines on the disturbances (bursts, a fault): the recovery after them, and where the
     latency settled after each window that settled at a new level, with its cause."""
-    after = summary.get("recovery")
+    after = summary.recovery
     if not after or not after["windows"]:
         return []
     kinds = ", ".join(sorted({w["kind"] for w in after["windows"]}))
@@ -55,7 +57,7 @@ def _recovery(summary: dict[str, Any]) -> list[str]:
     median, worst = s["recovery_s_median"], s["recovery_s_max"]
     times = "never" if median is None else f"median {median:g} s, max {worst:g} s"
     lines = [
-        f"{summary['run']['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
+        f"{summary.run['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
         f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the p50 "
         f"before ({times} after the end); peak per-second p50 {format_ms(s['peak_ms_max'])} ms"
     ]
@@ -68,16 +70,16 @@ def _recovery(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def format_runs(summaries: list[dict[str, Any]]) -> str:
+def format_runs(summaries: list[Summary]) -> str:
     header = [name for name, _ in COLUMNS]
     body = [[format_cell(get(s)) for _, get in COLUMNS] for s in summaries]
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
-    if any(s.get("confidence") or s.get("steady_state") for s in summaries):
-        methods = sorted({s["confidence"]["method"] for s in summaries if s.get("confidence")})
+    if any(s.confidence or s.steady_state for s in summaries):
+        methods = sorted({s.confidence["method"] for s in summaries if s.confidence})
         lines.append(NOTE.format(method="; ".join(methods) or "none"))
     lines += [line for s in summaries for line in _recovery(s)]
-    warnings = [w for s in summaries for w in s.get("warnings", [])]
+    warnings = [w for s in summaries for w in s.warnings]
     lines += [f"WARNING: {w}" for w in warnings]
     return "\n".join(lines)

@@ -28,7 +28,7 @@ import functools
 import gc
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 REPEATS = 7
 GAP_S = 0.1
@@ -40,6 +40,16 @@ On an idle 2-core VM the two timings of a run differed by −6 to +10 %, and the
 three runs in a row spanned 12 %: a smaller change is the timing's own noise. Across the
 runs of a comparison the spread is a median absolute deviation instead, set beside each
 increment it could explain (evaluator.significance.pace_spread)."""
+
+
+class Pace(TypedDict):
+    """summary.json's ``machine.pace``: the fixed piece of work's ms before and after the
+    run, their :func:`change`, and what the work is."""
+
+    before_ms: float | None
+    after_ms: float | None
+    change: float | None
+    work: str
 
 
 @functools.cache
@@ -88,21 +98,20 @@ def change(before_ms: float | None, after_ms: float | None) -> float | None:
     return round(after_ms / before_ms - 1, 4)
 
 
-def section(before_ms: float | None, after_ms: float | None) -> dict[str, Any]:
+def section(before_ms: float | None, after_ms: float | None) -> Pace:
     """summary.json's ``machine.pace``."""
-    return {
-        "before_ms": before_ms,
-        "after_ms": after_ms,
-        "change": change(before_ms, after_ms),
-        "work": f"fastest of {REPEATS}: a {LOOP:,}-step Python loop and a "
+    return Pace(
+        before_ms=before_ms,
+        after_ms=after_ms,
+        change=change(before_ms, after_ms),
+        work=f"fastest of {REPEATS}: a {LOOP:,}-step Python loop and a "
         f"{COPY_BYTES // 2**20} MiB copy on one core",
-    }
+    )
 
 
-def run_warnings(pace: dict[str, Any] | None) -> list[str]:
+def run_warnings(pace: Pace | None) -> list[str]:
     """A run whose host changed speed between its start and its end."""
-    moved = (pace or {}).get("change")
-    if moved is None or abs(moved) <= CHANGE_WARN:
+    if pace is None or (moved := pace["change"]) is None or abs(moved) <= CHANGE_WARN:
         return []
     before, after = pace["before_ms"], pace["after_ms"]
     return [

@@ -119,7 +119,9 @@ class _MachineCpu:
         if last is None:
             return None
         # counters such as iowait can step backwards on Linux: clamp, as psutil does
-        delta = {name: max(0.0, getattr(now, name) - getattr(last, name)) for name in now._fields}
+        delta: dict[str, float] = {
+            name: max(0.0, getattr(now, name) - getattr(last, name)) for name in now._fields
+        }
         total = sum(delta.values()) - sum(delta.get(name, 0.0) for name in _GUEST)
         if total <= 0:
             return None

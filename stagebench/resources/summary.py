@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import psutil
 
+from stagebench.resources.pace import Pace
 from stagebench.resources.sampler import MACHINE, OUTSIDE
 
 SATURATED_BUSY_SHARE: Final = 0.90
@@ -110,7 +111,7 @@ def run_summary(
     from_ms: int | None,
     to_ms: int | None,
     cores: int,
-    pace: dict[str, Any],
+    pace: Pace,
     broker: dict[str, Any],
 ) -> dict[str, dict[str, Any]]:
     """``summarise``'s result with the machine's pace (:func:`stagebench.resources.pace.section`)

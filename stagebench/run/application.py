@@ -19,6 +19,7 @@ from typing import Any
 from engines.config import PipelineConfig
 from ground import rundir
 from ground.errors import SparkError
+from stagebench.console import Update
 
 POLL_S = 0.5
 
@@ -61,7 +62,7 @@ class Application:
         """Seconds since the application's session started (0 before)."""
         return 0.0 if self.started is None else time.monotonic() - self.started
 
-    def start(self, timeout_s: float, update) -> None:
+    def start(self, timeout_s: float, update: Update) -> None:
         """Start the application and wait until its Spark session runs."""
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / rundir.APPLICATION_CONF).write_text(json.dumps(self.conf, indent=2) + "\n")

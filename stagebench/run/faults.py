@@ -64,6 +64,7 @@ class FaultInjector:
         input appended before it to the first appended after the system is back (the
         broker answers again, the job runs again; instantly for a lost executor)."""
         kind = self.run.fault
+        assert kind is not None, "inject() is for a fault run"
         start_ms = self.clock.mark(f"start of the {kind}")
         began = time.monotonic()
         outcome = ACTIONS[kind](self)

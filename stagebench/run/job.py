@@ -25,6 +25,7 @@ from engines.registry import chosen
 from ground import rundir
 from ground.config import as_dict
 from ground.errors import ConfigError, SparkError
+from stagebench.console import Update
 from stagebench.run.application import Application, last_error
 
 POLL_S = 0.5
@@ -75,7 +76,7 @@ class Job:
         self,
         ready_timeout_s: float,
         health: Callable[[], None],
-        update,
+        update: Update,
         resume: bool = False,
         on_started: Callable[[], None] | None = None,
     ) -> None:

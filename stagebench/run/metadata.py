@@ -32,7 +32,7 @@ def source_commit() -> str | None:
     missing."""
     here = Path(__file__).resolve().parent
 
-    def git(*args: str) -> subprocess.CompletedProcess:
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True,
                               timeout=10, check=False)  # fmt: skip
 

@@ -61,8 +61,7 @@ class PublisherThread:
             self.thread.join(0.5)
         if err := self.error:
             raise err
-        summary = self.summary
-        assert summary is not None
+        summary = self.result
         if not summary.ok:
             warn(
                 f"publisher: {summary.delivery_errors} delivery errors, "
@@ -75,6 +74,12 @@ class PublisherThread:
                 f"(warn above {self.config.behind_warn_ms:g} ms, behind_warn_ms; p99 "
                 f"{lag['p99']:.1f} ms): the offered load was lower than asked"
             )
+
+    @property
+    def result(self) -> PublishSummary:
+        """The summary of a publisher that ended without an error (once joined)."""
+        assert self.summary is not None, "the publisher has not ended well"
+        return self.summary
 
     def wait(self, timeout_s: float) -> None:
         """Give a stopped publisher ``timeout_s`` to end (a failed run's may hang)."""

@@ -36,6 +36,7 @@ from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
 from evaluator.recovery import Window
+from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
 from ground import rundir
 from ground.errors import StagebenchError
@@ -73,7 +74,7 @@ FAILED_STOP_TIMEOUT_S = 15.0
 @dataclass(frozen=True)
 class RunResult:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: Summary
     page: html_report.Page | None = None
     """The run's report.html."""
 
@@ -353,9 +354,8 @@ class Run:
         self.metadata["ended_at"] = datetime.now(UTC).isoformat()
         self._write(rundir.STATUS, {**status, "marks_ms": self.marks, "run_dir": str(self.dir)})
 
-    def _evaluate(self) -> dict[str, Any]:
+    def _evaluate(self) -> Summary:
         self.console.step("evaluating latencies from broker timestamps")
-        summary = self.publisher.summary
         info = RunInfo(
             id=self.run_id,
             stage=self.run.stage,
@@ -371,7 +371,7 @@ class Run:
             end_ms=self.marks["end_ms"],
             metadata={
                 **self.metadata,
-                "publisher": summary.to_dict(),
+                "publisher": self.publisher.result.to_dict(),
                 "resources": self.resources,
                 # the host (processor, memory) beside what the run used of it
                 "machine": {

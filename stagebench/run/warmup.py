@@ -203,7 +203,7 @@ class Warmth:
         spark = run.runs_on().shared_session
         usable = spark and app is not None and app.running and not run.fault
         return cls(
-            app if usable and app.accepts(pipeline) else None,
+            app if usable and app is not None and app.accepts(pipeline) else None,
             app.warmed_up if app is not None else None,
             spark,
         )

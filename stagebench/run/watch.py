@@ -72,10 +72,11 @@ class OutputWatcher:
                 continue
             rows = []
             for msg in messages:
-                if msg.error() is not None:
+                value = msg.value()
+                if msg.error() is not None or value is None:
                     continue
                 try:
-                    latest = int(json.loads(msg.value())[INPUT_TS_LATEST])
+                    latest = int(json.loads(value)[INPUT_TS_LATEST])
                 except (ValueError, TypeError, KeyError):
                     continue  # malformed outputs are the evaluator's to count
                 ts = msg.timestamp()[1]

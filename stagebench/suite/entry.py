@@ -9,11 +9,15 @@ the engine that runs the stage (``spark:join``), a window's implementation
 
 from dataclasses import replace
 
+from engines.base import Impl, impl_named
 from engines.registry import NAMES, chosen, triggers
 from ground.errors import ConfigError
 from ground.stages import STAGES
 from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
+
+Entry = tuple[str, Impl]
+"""A suite's entry: its key (``[engine:]stage[@trigger]``) and its implementation."""
 
 
 def split_engine(key: str) -> tuple[str | None, str]:
@@ -43,14 +47,14 @@ def label(key: str, impl: str) -> str:
     return (f"{engine}:" if engine else "") + f"{name}/{impl}" + (f"@{trigger}" if trigger else "")
 
 
-def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[str, str]]:
+def entries(text: str, default_impl: str, engine_name: str = "") -> list[Entry]:
     """``--stages`` as the suite's (key, impl) pairs, run by the engine an entry names,
     else by ``engine_name`` (``--engine``; "": each stage's default). An entry names an
     engine only where it differs from that default, so ``join`` and ``spark:join`` are
     one entry. Without ``/IMPL`` a stage takes ``default_impl`` (``--impl``) where its
     engine has it, else the engine's own operators. ConfigError naming the entry that
     cannot run, or one given twice."""
-    out: list[tuple[str, str]] = []
+    out: list[Entry] = []
     for entry in (s.strip() for s in text.split(",") if s.strip()):
         named, rest = split_engine(entry)
         if named is not None and named not in NAMES:
@@ -74,7 +78,7 @@ def entries(text: str, default_impl: str, engine_name: str = "") -> list[tuple[s
         engine.check(name, impl)
         default = chosen(engine_name, name).name
         prefix = f"{engine.name}:" if engine.name != default else ""
-        pair = (prefix + name + (f"@{trigger}" if trigger else ""), impl)
+        pair = (prefix + name + (f"@{trigger}" if trigger else ""), impl_named(impl))
         if pair in out:
             raise ConfigError(f"{entry}: given twice in --stages")
         out.append(pair)
@@ -93,9 +97,7 @@ def with_trigger(settings: Settings, trigger: str | None) -> Settings:
     return Settings(values, sources)
 
 
-def entry_run(
-    base: RunConfig, settings: Settings, entry: tuple[str, str]
-) -> tuple[RunConfig, Settings]:
+def entry_run(base: RunConfig, settings: Settings, entry: Entry) -> tuple[RunConfig, Settings]:
     """The run configuration and settings of one ``(key, impl)`` entry."""
     engine, name, trigger = parts(entry[0])
     run = replace(base, stage=name, impl=entry[1], engine=engine or base.engine)

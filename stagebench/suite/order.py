@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from engines.registry import chosen
 from ground.stages import deepest_first, stage
 from stagebench.report.order import order_kind
-from stagebench.suite.entry import label, parts
+from stagebench.suite.entry import Entry, label, parts
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Order:
     whether the first round took :func:`first_round_order` instead of a random one."""
 
     seed: int
-    rounds: list[list[tuple[str, str]]]
+    rounds: list[list[Entry]]
     fixed_first: bool = False
 
     def lines(self) -> list[str]:
@@ -51,9 +51,7 @@ class Order:
         }
 
 
-def round_orders(
-    stages: list[tuple[str, str]], repeat: int, seed: int, fixed_first: bool = False
-) -> Order:
+def round_orders(stages: list[Entry], repeat: int, seed: int, fixed_first: bool = False) -> Order:
     """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
     seeded with ``seed``: the same seed gives the same suite order. With
     ``fixed_first`` the first round is :func:`first_round_order` instead (the later
@@ -65,7 +63,7 @@ def round_orders(
     return Order(seed, rounds, fixed_first)
 
 
-def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def first_round_order(stages: list[Entry]) -> list[Entry]:
     """The first round's order in a shared Spark application: the window stages, then
     the stages that run no Spark (the floor), then the other stateful ones (join), the
     stateless Spark stages (ingest, parse) last, each group deepest first.
@@ -77,7 +75,7 @@ def first_round_order(stages: list[tuple[str, str]]) -> list[tuple[str, str]]:
     which runs no Spark, comes between them. The figures:
     docs/method.md#one-application-per-suite."""
 
-    def key(item: tuple[str, str]) -> tuple[int, int, int]:
+    def key(item: Entry) -> tuple[int, int, int]:
         named, name, _ = parts(item[0])
         s = stage(name)
         warms_up = chosen(named, name).warms_up

@@ -21,6 +21,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypedDict
 
 from evaluator.compare import Comparison, compare
 from evaluator.comparison_table import to_markdown
@@ -34,8 +35,17 @@ from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.runner import execute
 from stagebench.run.warmup import describe_warm_up, shared_application
-from stagebench.suite.entry import entry_run
+from stagebench.suite.entry import Entry, entry_run
 from stagebench.suite.order import Order, round_orders
+
+
+class FailedRun(TypedDict):
+    """A run of the suite that failed: comparison.json's ``failed[]``."""
+
+    round: int
+    stage: str
+    impl: str
+    error: str
 
 
 @dataclass(frozen=True)
@@ -48,13 +58,13 @@ class SuiteResult:
     comparison: Comparison
     order: Order
     incomplete: list[Path]
-    failed: list[dict]
+    failed: list[FailedRun]
     page: html_report.Page
     """The suite's report.html."""
 
 
 def run_suite(
-    stages: list[tuple[str, str]],
+    stages: list[Entry],
     repeat: int,
     base: RunConfig,
     settings: Settings,
@@ -73,7 +83,10 @@ def run_suite(
         fixed_first=base.application == "shared",
     )
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
-    run_dirs, rounds, incomplete, failed = [], [], [], []
+    run_dirs: list[Path] = []
+    rounds: list[int] = []
+    incomplete: list[Path] = []
+    failed: list[FailedRun] = []
     total = len(stages) * repeat
     runs = {entry: entry_run(base, settings, entry) for entry in stages}
     sharing = (

@@ -112,7 +112,7 @@ def join_run(kafka_bootstrap, unique):
 
 def test_join_latencies_exact_record_by_record(kafka_bootstrap, join_run, tmp_path):
     run, written, out_recs, n_pairs = join_run
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
 
     got = pd.read_parquet(tmp_path / "latencies.parquet").sort_values("offset")
     stamps = [r[2] for r in out_recs]
@@ -168,7 +168,7 @@ def test_ingest_outputs_embedding_malformed_inputs_are_measured(
     kafka_bootstrap, ingest_run, tmp_path
 ):
     run, inputs, out_recs = ingest_run
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
     rec = summary["records"]
     assert (rec["outputs"], rec["expected"], rec["missing"]) == (4, 5, 1)
     assert rec["malformed_outputs"] == 0 and rec["unexpected"] == 0
@@ -202,7 +202,7 @@ def test_a_run_read_from_before_its_measured_period_skips_the_inputs_before(
     run = RunInfo(id=unique, stage="parse", output_topic=out, input_topics=(speed,),
                   start_ms=start, end_ms=inputs[-1][2])  # fmt: skip
     config = EvaluatorConfig(warmup_s=0, read_before_s=0)
-    summary = evaluate(kafka_bootstrap, run, config, tmp_path)
+    summary = evaluate(kafka_bootstrap, run, config, tmp_path).as_dict()
     rec = summary["records"]
     assert rec["inputs"] == 4 and rec["outputs_total"] == 4
     assert (rec["outputs"], rec["expected"], rec["missing"], rec["unexpected"]) == (4, 4, 0, 0)
@@ -263,7 +263,7 @@ def test_cli_evaluates_run_dir_and_compares(kafka_bootstrap, join_run, tmp_path)
 
 def test_missing_outputs_are_located(kafka_bootstrap, join_run, ingest_run, tmp_path):
     config = EvaluatorConfig(warmup_s=0)
-    joined = evaluate(kafka_bootstrap, join_run[0], config, tmp_path / "join")
+    joined = evaluate(kafka_bootstrap, join_run[0], config, tmp_path / "join").as_dict()
     rec = joined["records"]
     assert (rec["expected"], rec["missing"], rec["duplicates"], rec["malformed_inputs"]) == (
         join_run[3],
@@ -280,7 +280,7 @@ def test_missing_outputs_are_located(kafka_bootstrap, join_run, ingest_run, tmp_
     assert joined["missing"] == {
         "count": 1, "spans": [[second, second, 1]], "spans_total": 1, "examples": [lost]
     }  # fmt: skip
-    ingested = evaluate(kafka_bootstrap, ingest_run[0], config, tmp_path / "ingest")
+    ingested = evaluate(kafka_bootstrap, ingest_run[0], config, tmp_path / "ingest").as_dict()
     assert (ingested["records"]["outputs"], ingested["records"]["missing"]) == (4, 1)
     _, inputs, _ = ingest_run
     partition, offset, stamp, _ = inputs[0]  # the first input's output is left out
@@ -327,7 +327,7 @@ def wrong_tumbling_run(kafka_bootstrap, unique):
 
 def test_wrong_outputs_are_named(kafka_bootstrap, wrong_tumbling_run, tmp_path):
     run, written = wrong_tumbling_run
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
     rec = summary["records"]
     assert (rec["outputs"], rec["duplicates"], rec["unexpected"], rec["missing"]) == (
         len(written),
@@ -368,7 +368,7 @@ def test_malformed_outputs_are_counted(kafka_bootstrap, unique, tmp_path):
     encoded = [json.dumps(v).encode() for v in values + bad] + [b'{"lane": 1, oops']
     _produce(kafka_bootstrap, out, encoded)
     run = RunInfo(id=unique, stage="join", output_topic=out)
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
     assert summary["records"]["malformed_outputs"] == len(bad) + 1
     assert summary["records"]["outputs"] == len(values)
 

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from evaluator.summary_file import SCHEMA_VERSION, read_summary
+from evaluator.summary_file import SCHEMA_VERSION, load_summary, read_summary
 from ground import rundir
 from ground.errors import EvaluationError
+from tests.evaluator.summaries import summary_doc
 
 
 def _write(tmp_path, doc):
@@ -45,3 +46,27 @@ def test_a_missing_or_foreign_file_is_refused_naming_it(tmp_path):
     _write(tmp_path, [SCHEMA_VERSION])
     with pytest.raises(EvaluationError, match="not a JSON object"):
         read_summary(tmp_path)
+
+
+def test_a_summary_is_loaded_as_the_model_that_wrote_it(tmp_path):
+    doc = summary_doc(records={"missing": 3}, trusted=False)
+    _write(tmp_path, doc)
+    summary = load_summary(tmp_path)
+    assert summary.records.missing == 3 and summary.trusted is False
+    assert summary.as_dict() == doc
+
+
+def test_a_stored_summary_without_the_sections_added_since_loads(tmp_path):
+    doc = summary_doc()
+    del doc["input_lateness"], doc["updates"]
+    _write(tmp_path, doc)
+    summary = load_summary(tmp_path)
+    assert summary.input_lateness is None and summary.updates is None
+
+
+def test_a_summary_lacking_a_key_every_summary_has_is_refused_naming_it(tmp_path):
+    doc = summary_doc()
+    del doc["records"]["outputs"]
+    path = _write(tmp_path, doc)
+    with pytest.raises(EvaluationError, match=f"{path} is not a whole stagebench summary"):
+        load_summary(tmp_path)

@@ -187,7 +187,7 @@ def test_a_pipeline_carrying_the_wrong_clock_is_flagged_and_measured_right(
         input_topics=tuple(topics.values()),
         bootstrap=kafka_bootstrap,
     )
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
 
     records = summary["records"]
     assert records["outputs"] > 0

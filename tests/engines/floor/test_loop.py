@@ -162,7 +162,7 @@ def test_floor_copies_every_input_as_an_ingest_output(kafka_bootstrap, unique, t
 
     # the whole evaluation, as a floor run will be evaluated: stage ingest, no change
     run = RunInfo(id=unique, stage="floor", output_topic=out, input_topics=(speed, flow))
-    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path)
+    summary = evaluate(kafka_bootstrap, run, EvaluatorConfig(warmup_s=0), tmp_path).as_dict()
     rec = summary["records"]
     assert rec["outputs"] == rec["expected"] == total
     assert rec["missing"] == rec["duplicates"] == rec["unexpected"] == 0

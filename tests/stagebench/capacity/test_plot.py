@@ -6,11 +6,11 @@ import json
 import pandas as pd
 from matplotlib.image import imread
 
-from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from stagebench.capacity.fit import fit_pass
 from stagebench.capacity.measure import _fit_fields
 from stagebench.capacity.plot import _tick_labels, deciding_probes, plot
+from tests.evaluator.summaries import summary_doc
 
 START_MS = 1_795_624_012_000
 
@@ -36,7 +36,7 @@ def _run_dir(tmp_path, name, p50s, slope):
     verdict = "rising" if slope > 50 else "steady"
     steady = {"verdict": verdict, "slope_ms_per_min": slope}
     period = {"measured_from_ms": START_MS, "measured_to_ms": START_MS + 30_000}
-    summary = {"schema_version": SCHEMA_VERSION, "steady_state": steady, "period": period}
+    summary = summary_doc(steady_state=steady, period=period)
     (run_dir / rundir.SUMMARY).write_text(json.dumps(summary))
     return str(run_dir)
 

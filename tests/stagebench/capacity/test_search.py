@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from evaluator.result import Summary
 from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import measure
 from stagebench.capacity.fit import fit_pass, pass_band
@@ -17,6 +18,7 @@ from stagebench.capacity.search import REFINE_PROBES, parse_budget, search
 from stagebench.capacity.table import format_table, headline
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
+from tests.evaluator.summaries import made_summary
 
 
 def fake(capacity: float, publisher_max: float = float("inf")):
@@ -193,7 +195,7 @@ def test_budget_text():
             parse_budget(bad)
 
 
-def _summary(**over) -> dict:
+def _summary(**over) -> Summary:
     base = {
         "latency_ms": {"p50": 120.0, "p99": 300.0},
         "records": {"missing": 0},
@@ -207,7 +209,7 @@ def _summary(**over) -> dict:
             "resources": {"engine": {"cpu_percent_mean": 130.0}},
         },
     }
-    return {**base, **over}
+    return made_summary(**{**base, **over})
 
 
 def test_judge_a_steady_probe_and_each_reason():
@@ -248,7 +250,7 @@ def test_judge_a_steady_probe_and_each_reason():
         assert judge(1000, warm, Criteria()).sustainable
     slow = judge(1000, _summary(latency_ms={"p50": 12_000.0, "p99": 20_000.0}), Criteria())
     assert "above 10,000 ms" in slow.reasons[0]
-    meta = _summary()["metadata"]
+    meta = _summary().metadata
     late = judge(1000, _summary(throughput={"drain_ms": 15_000, "input_mps": 1000}), Criteria())
     assert late.reasons == ("drained 15.0 s after the input stopped",)
     stuck = judge(1000, _summary(metadata={**meta, "marks_ms": {}}), Criteria())
@@ -271,7 +273,7 @@ def test_judge_names_the_publisher_as_the_bottleneck_only_with_idle_cores():
     assert "received 800 of 1,000 msg/s on a saturated machine" in probe.reasons[0]
     # the rate over the measured period counts, not the publisher's whole run: a lead-in
     # at half the rate lowers the latter and says nothing against either
-    lead_in = _summary(metadata={**_summary()["metadata"], "publisher": {"achieved_rate": 800}})
+    lead_in = _summary(metadata={**_summary().metadata, "publisher": {"achieved_rate": 800}})
     assert judge(1000, lead_in, Criteria()).sustainable
 
 
@@ -283,7 +285,8 @@ def test_a_rise_is_counted_over_the_time_the_trend_spans():
     assert judge(1000, slow, Criteria()).reasons == ("latency rising +3,000 ms/min",)
     # the same slope over a 10 s period raises the latency 0.5 s: drift
     short = {"measured_from_ms": 1_000_000, "measured_to_ms": 1_010_000}
-    assert judge(1000, {**slow, "period": short}, Criteria()).sustainable
+    slow = _summary(latency_ms={"p50": 9_000.0, "p99": 12_000.0}, steady_state=sparse, period=short)
+    assert judge(1000, slow, Criteria()).sustainable
     # and where a falling trend began: 9.1 s plus half of 16.5 s, whatever the outputs' count
     down = {"verdict": "falling", "slope_ms_per_min": -33_000.0, "seconds": 4,
             "median_ms": 9_100.0}  # fmt: skip
@@ -401,8 +404,8 @@ def test_the_report_says_whether_the_probes_shared_an_application():
 def test_a_probe_after_the_shared_application_stopped_is_named_as_alone(monkeypatch):
     # a query that would not stop stops the application: the probes after it are jobs
     # of their own, and the search says which
-    summaries = iter([{"warmup": {"application": {"shared": True, "age_s": 60.0}}},
-                      {"warmup": {"application": {"shared": False}}}])  # fmt: skip
+    summaries = iter([made_summary(warmup={"application": {"shared": True, "age_s": 60.0}}),
+                      made_summary(warmup={"application": {"shared": False}})])  # fmt: skip
     given = []
 
     def execute(run, settings, console, application):

@@ -18,6 +18,7 @@ from stagebench.report.summary_table import format_runs
 from stagebench.resources.summary import summarise
 from stagebench.run.job import drained
 from stagebench.run.warmup import Warmth, turns
+from tests.evaluator.summaries import made_summary
 
 
 def test_layers_default_file_cli_with_sources(tmp_path):
@@ -262,12 +263,12 @@ def test_jvm_counters_sum_the_heap_spaces_and_the_collectors_time():
 
 
 def test_summary_table_shows_latency_completeness_and_warnings():
-    summary = {
-        "run": {"stage": "join", "impl": "builtin"},
-        "records": {"outputs": 1200, "missing": 0, "duplicates": 0},
-        "latency_ms": {"p50": 101.5, "p95": 150.0, "p99": 210.25, "max": 400.0},
-        "warnings": ["publisher fell behind"],
-    }
+    summary = made_summary(
+        run={"stage": "join", "impl": "builtin"},
+        records={"outputs": 1200, "missing": 0, "duplicates": 0},
+        latency_ms={"p50": 101.5, "p95": 150.0, "p99": 210.25, "max": 400.0},
+        warnings=["publisher fell behind"],
+    )
     text = format_runs([summary])
     assert "join" in text and "1,200" in text and " 102 " in text and " 210 " in text
     assert text.splitlines()[-1] == "WARNING: publisher fell behind"

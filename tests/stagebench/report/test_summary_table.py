@@ -1,13 +1,14 @@
 from stagebench.report.summary_table import format_runs
+from tests.evaluator.summaries import made_summary
 
 
 def _summary(**sections):
-    return {
-        "run": {"stage": "join", "impl": "builtin"},
-        "records": {"outputs": 1200, "missing": 0, "duplicates": 0},
-        "latency_ms": {"p50": 448.0, "p95": 600.0, "p99": 764.0, "max": 900.0},
+    return made_summary(
+        run={"stage": "join", "impl": "builtin"},
+        records={"outputs": 1200, "missing": 0, "duplicates": 0},
+        latency_ms={"p50": 448.0, "p95": 600.0, "p99": 764.0, "max": 900.0},
         **sections,
-    }
+    )
 
 
 def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
@@ -77,7 +78,10 @@ def test_a_fault_that_left_the_latency_at_a_new_level_says_where_and_the_process
 
 def test_a_run_prints_its_p50_as_the_stage_table_does():
     """One precision for every table: whole ms once the value or its interval reaches 10 ms."""
-    fast = _summary(confidence={"method": "m", "p50": [0.0, 1.0], "p99": [1.0, 11.0]})
-    fast["latency_ms"] = {"p50": 0.0, "p95": 1.0, "p99": 1.0, "max": 11.0}
+    fast = made_summary(
+        run={"stage": "join", "impl": "builtin"},
+        latency_ms={"p50": 0.0, "p95": 1.0, "p99": 1.0, "max": 11.0},
+        confidence={"method": "m", "p50": [0.0, 1.0], "p99": [1.0, 11.0]},
+    )
     row = format_runs([fast]).splitlines()[1]
     assert "0.0 [0.0–1.0]" in row and "1 [1–11]" in row

@@ -16,6 +16,7 @@ from stagebench.console import Console
 from stagebench.run import warmup as app_warmup
 from stagebench.suite import rounds as suite
 from stagebench.suite.order import round_orders
+from tests.evaluator.summaries import made_summary
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
 
@@ -44,7 +45,10 @@ def fake_runs(monkeypatch, tmp_path):
             "machine": None,
         }
         (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(run_dir=run_dir, summary=summary)
+        return SimpleNamespace(
+            run_dir=run_dir,
+            summary=made_summary(records=summary["records"], trusted=summary["trusted"]),
+        )
 
     monkeypatch.setattr(suite, "execute", execute)
     return ran
@@ -174,7 +178,10 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
                         "per_window": {"mean": 3.0}} if run.stage != "parse" else None,
         }  # fmt: skip
         (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(run_dir=run_dir, summary=summary)
+        return SimpleNamespace(
+            run_dir=run_dir,
+            summary=made_summary(records=summary["records"], trusted=summary["trusted"]),
+        )
 
     monkeypatch.setattr(suite, "execute", execute)
     stages = [("parse", "builtin"), ("tumbling-union", "builtin"),
