@@ -9,6 +9,11 @@ HOME = "STAGEBENCH_HOME"
 CACHE_DIR = "STAGEBENCH_CACHE_DIR"
 """Directory of resolved jars (default: ~/.cache/stagebench)."""
 
+MAVEN_REPOSITORY = "STAGEBENCH_MAVEN_REPOSITORY"
+"""A Maven repository (a mirror of Maven Central, an internal proxy) the embedded broker's
+pinned jars are downloaded from (default: Maven Central); each is still checked against
+its pinned SHA-1."""
+
 JAVA_HOME = "JAVA_HOME"
 """Java runtime used for the broker (default: ``java`` on PATH)."""
 

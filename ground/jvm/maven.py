@@ -23,12 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ground import envvars
 from ground.errors import ResolveError
 from ground.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
 CENTRAL = "https://repo1.maven.org/maven2"
+"""Maven Central, where the pinned jars come from unless
+:data:`ground.envvars.MAVEN_REPOSITORY` names another repository."""
 TIMEOUT_S = 60.0
 """How long a connection or a read may stall before a download fails."""
 _MARKER = "complete"
@@ -66,8 +69,8 @@ class Pin:
     def file_name(self) -> str:
         return f"{self.artifact}-{self.version}.jar"
 
-    def url(self, repository: str = CENTRAL) -> str:
-        """Where a Maven repository (Maven Central by default) keeps the jar."""
+    def url(self, repository: str) -> str:
+        """Where a Maven repository keeps the jar."""
         path = f"{self.group.replace('.', '/')}/{self.artifact}/{self.version}/{self.file_name}"
         return f"{repository.rstrip('/')}/{path}"
 
@@ -78,10 +81,18 @@ def read_pins(path: Path) -> tuple[Pin, ...]:
     return tuple(Pin.parse(line) for line in lines if line)
 
 
-def resolve(pins: Sequence[Pin], what: str = "jars", repository: str = CENTRAL) -> list[Path]:
-    """The jars of ``pins``, in their order: downloaded the first time, each checked against
-    its SHA-1, then taken from the cache. ResolveError naming the jar and its URL where one
-    cannot be downloaded or is not the jar pinned; ``what`` names them in the progress line."""
+def default_repository() -> str:
+    """The repository jars are downloaded from: the user's (``STAGEBENCH_MAVEN_REPOSITORY``)
+    or Maven Central."""
+    return os.environ.get(envvars.MAVEN_REPOSITORY) or CENTRAL
+
+
+def resolve(pins: Sequence[Pin], what: str = "jars", repository: str | None = None) -> list[Path]:
+    """The jars of ``pins``, in their order: downloaded the first time (from ``repository``,
+    by default :func:`default_repository`), each checked against its SHA-1, then taken from
+    the cache. ResolveError naming the jar and its URL where one cannot be downloaded or is
+    not the jar pinned; ``what`` names them in the progress line."""
+    repository_url = repository or default_repository()
     names = [pin.file_name for pin in pins]
     if twice := sorted({name for name in names if names.count(name) > 1}):
         raise ResolveError(f"more than one pin of {', '.join(twice)}")
@@ -97,14 +108,14 @@ def resolve(pins: Sequence[Pin], what: str = "jars", repository: str = CENTRAL) 
     if missing:
         count = f"{len(missing)} jar{'s' if len(missing) > 1 else ''}"
         print(
-            f"Downloading {what} from {repository}: {count} (first time only; cached in "
+            f"Downloading {what} from {repository_url}: {count} (first time only; cached in "
             f"{target})...",
             file=sys.stderr,
             flush=True,
         )
         started, size = time.monotonic(), 0
         for pin in missing:
-            size += _download(pin, pin.url(repository), target / pin.file_name)
+            size += _download(pin, pin.url(repository_url), target / pin.file_name)
         log.info(
             "downloaded %d jars, %.1f MB, in %.1f s",
             len(missing), size / 1e6, time.monotonic() - started,

@@ -89,7 +89,7 @@ def test_an_unreachable_repository_is_a_clear_error(repo, monkeypatch, failure):
     pin = Pin.parse(f"org.example:a:1 {'0' * 40}")
     with pytest.raises(ResolveError, match=r"reachable, directly or through https_proxy") as err:
         maven.resolve([pin])
-    assert f"org.example:a:1 from {pin.url()}" in str(err.value)
+    assert f"org.example:a:1 from {pin.url(maven.default_repository())}" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -100,11 +100,13 @@ def test_a_malformed_pin_is_refused(line):
         Pin.parse(line)
 
 
-def test_a_pin_names_its_jar_on_maven_central():
+def test_a_pin_names_its_jar_in_maven_centrals_or_the_users_repository(monkeypatch):
     pin = Pin.parse(f"org.apache.kafka:kafka_2.13:4.3.1 {'0' * 40}")
-    assert pin.url() == (
-        "https://repo1.maven.org/maven2/org/apache/kafka/kafka_2.13/4.3.1/kafka_2.13-4.3.1.jar"
-    )
+    path = "org/apache/kafka/kafka_2.13/4.3.1/kafka_2.13-4.3.1.jar"
+    monkeypatch.delenv(envvars.MAVEN_REPOSITORY, raising=False)
+    assert pin.url(maven.default_repository()) == f"{maven.CENTRAL}/{path}"
+    monkeypatch.setenv(envvars.MAVEN_REPOSITORY, "https://mirror.example/maven2/")
+    assert pin.url(maven.default_repository()) == f"https://mirror.example/maven2/{path}"
 
 
 def test_the_broker_jars_are_kafka_at_its_version_with_the_log4j2_binding():
