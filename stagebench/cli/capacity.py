@@ -4,9 +4,10 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from engines.registry import chosen, stages_of
+from engines.registry import chosen
 from ground.config import from_mapping
 from ground.errors import ConfigError
+from ground.stages import STAGES, stage
 from stagebench.capacity.defaults import (
     PROBE_APPLICATION,
     PROBE_DEFAULTS,
@@ -61,6 +62,11 @@ SEARCH = [
 ]  # fmt: skip
 
 
+MEASURED = tuple(name for name in STAGES if stage(name).builds_on is not None)
+"""The stages a search measures: the engines' stages; the floor is the reference every
+ladder stands on, not a pipeline anyone sizes."""
+
+
 def add(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "capacity",
@@ -68,7 +74,7 @@ def add(sub: Subparsers) -> None:
         description=CAPACITY,
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stage", choices=stages_of("spark"), help="the stage to measure")
+    which.add_argument("--stage", choices=MEASURED, help="the stage to measure")
     which.add_argument("--stages", help="comma-separated stages: one table of capacities")
     for option, dest, kind, default, metavar, text in SEARCH:
         parser.add_argument(
@@ -105,10 +111,9 @@ def run(args: argparse.Namespace) -> int:
     from stagebench.history.index import record_or_warn
 
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
-    known = stages_of("spark")
-    unknown = [s for s in stages if s not in known]
+    unknown = [s for s in stages if s not in MEASURED]
     if unknown or not stages:
-        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(known)})")
+        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(MEASURED)})")
     check_settings(args.start, args.max, args.precision, args.growth)
     try:
         budget_s = parse_budget(args.budget) if args.budget else None
