@@ -1,6 +1,7 @@
 """The engine registry and the engines' records: which engine runs which stage, how, and
 what a record that breaks the contract gets."""
 
+import dataclasses
 import subprocess
 import sys
 import types
@@ -9,6 +10,7 @@ import pytest
 
 from engines import registry
 from engines.base import Engine, Support
+from engines.config import Settings
 from ground.errors import ConfigError
 from ground.stages import LADDER, STAGES, chain
 
@@ -90,5 +92,53 @@ def test_an_engine_of_its_own_enters_by_its_subpackage_and_its_name(monkeypatch)
             ConfigError, match=r"names stages the stage table has not: \['flooor'\]"
         ):
             registry.engine("echo")
+    finally:
+        registry.engine.cache_clear()
+
+
+@dataclasses.dataclass(frozen=True)
+class EchoSettings(Settings):
+    """A setting of the test's own engine, and its command-line option."""
+
+    delay_ms: int = dataclasses.field(default=0, metadata={"help": "delay", "option": True})
+
+    @property
+    def place(self) -> str:
+        return f"echo after {self.delay_ms} ms"
+
+
+def test_an_engines_own_settings_reach_its_runs_from_a_file_and_an_option(monkeypatch, tmp_path):
+    """The table ``[engine.echo]`` and the option ``--delay-ms`` exist once the engine's
+    record names its settings' class; a run of its stage gets them, and config.json
+    records them."""
+    from ground.kafka.naming import RunTopics
+    from stagebench.cli import build_parser
+    from stagebench.cli.options import run_overrides
+    from stagebench.config.layers import load
+    from stagebench.config.roles import assemble
+    from stagebench.config.settings import RunConfig
+
+    package = types.ModuleType("engines.echo")
+    package.ENGINE = Engine(  # type: ignore[attr-defined]
+        name="echo", title="echo", stages={"floor": Support()}, job="engines.floor.loop",
+        settings=EchoSettings,
+    )  # fmt: skip
+    monkeypatch.setitem(sys.modules, "engines.echo", package)
+    monkeypatch.setattr(registry, "NAMES", ("echo", *registry.NAMES))
+    registry.engine.cache_clear()
+    try:
+        path = tmp_path / "bench.toml"
+        path.write_text("[engine.echo]\ndelay_ms = 5\n")
+        assert load(path, {}).section("engine.echo") == {"delay_ms": 5}
+        args = build_parser().parse_args(["run", "--stage", "floor", "--delay-ms", "7"])
+        settings = load(path, run_overrides(args))
+        run = RunConfig(stage="floor")
+        roles = assemble(run, settings, "host:1", "r", tmp_path / "r", RunTopics.for_run("r"))
+        assert roles.pipeline.settings == EchoSettings(delay_ms=7)
+        assert roles.pipeline.settings.place == "echo after 7 ms"
+        assert roles.effective(run, settings)["engine.echo"] == {"delay_ms": 7}
+        with pytest.raises(ConfigError, match=r"unknown key \[engine.echo\] delay"):
+            path.write_text("[engine.echo]\ndelay = 5\n")
+            load(path, {})
     finally:
         registry.engine.cache_clear()
