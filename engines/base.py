@@ -67,9 +67,11 @@ class Engine:
     """Its JIT needs a warm-up before the measured period (a JVM engine)."""
     faults: tuple[str, ...] = ()
     """The faults of its own process it can take (``engine-restart``, ``worker-loss``)."""
-    shared_session: bool = False
-    """A suite's or a capacity search's runs can share one session of it (Spark's
-    application; :meth:`engines.config.Settings.session_conf` says which runs)."""
+    session: str | None = None
+    """The module of a session a suite's or a capacity search's runs can share (Spark's
+    application, ``engines.spark.server``), run as ``python -m <session> --app-dir DIR``
+    with ``DIR/application.json`` (:meth:`engines.config.Settings.session_conf`, which
+    also says which runs it takes); None: every run has a job of its own."""
     settings: type | None = None
     """Its settings' class (a :class:`engines.config.Settings`); None: it has none."""
     notes: Mapping[str, str] = field(default_factory=dict)

@@ -1,5 +1,6 @@
-"""The Spark application a suite's runs or a capacity search's probes share
-(:mod:`engines.spark.server`): its process, its commands, its health and its age.
+"""The session a suite's runs or a capacity search's probes share (the engine's
+:attr:`~engines.base.Engine.session`, Spark's application): its process, its commands, its
+health and its age.
 
 Its process is started like a run's job (its own process group, standard input a pipe
 from the bench), and it stops when that pipe closes: when the suite or search ends or
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from engines.config import PipelineConfig
+from engines.registry import chosen
 from ground import rundir
-from ground.errors import SparkError
+from ground.errors import ConfigError, SparkError
 from stagebench.console import Update
 
 POLL_S = 0.5
@@ -30,11 +32,16 @@ def session_conf(config: PipelineConfig) -> dict[str, Any] | None:
 
 
 class Application:
-    """One ``engines.spark.server`` process, started with one configuration's settings."""
+    """One session process of the engine that runs ``config``'s stage, started with that
+    configuration's settings."""
 
     def __init__(self, app_dir: Path, config: PipelineConfig):
         self.dir = app_dir
         self.conf = session_conf(config)
+        module = chosen(config.engine, config.stage).session
+        if module is None:
+            raise ConfigError(f"the engine of {config.stage} has no session to share")
+        self.module = module
         self.proc: subprocess.Popen | None = None
         self.started: float | None = None
         self.warmed_up: dict[str, Any] | None = None
@@ -66,7 +73,7 @@ class Application:
         """Start the application and wait until its Spark session runs."""
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / rundir.APPLICATION_CONF).write_text(json.dumps(self.conf, indent=2) + "\n")
-        cmd = [sys.executable, "-m", "engines.spark.server", "--app-dir", str(self.dir)]
+        cmd = [sys.executable, "-m", self.module, "--app-dir", str(self.dir)]
         with open(self.dir / rundir.APPLICATION_LOG, "ab") as out:
             self.proc = subprocess.Popen(
                 cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,

@@ -56,7 +56,7 @@ def shared_application(
     takes: list[tuple[RunConfig, Settings]] = []
     application: Application | None = None
     for run, settings in runs:
-        if not run.runs_on().shared_session or run.fault:
+        if run.runs_on().session is None or run.fault:
             continue
         pipeline = assemble(run, settings, bootstrap, owner, parent,
                             RunTopics.for_run(owner)).pipeline  # fmt: skip
@@ -200,7 +200,7 @@ class Warmth:
     def of(cls, run: RunConfig, pipeline: PipelineConfig, app: Application | None) -> "Warmth":
         """A Spark run without a fault uses ``app`` if it still runs (else it went with
         a query that would not stop) and takes the run's settings."""
-        spark = run.runs_on().shared_session
+        spark = run.runs_on().session is not None
         usable = spark and app is not None and app.running and not run.fault
         return cls(
             app if usable and app is not None and app.accepts(pipeline) else None,
