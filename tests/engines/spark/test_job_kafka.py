@@ -9,8 +9,8 @@ exactly the broker LogAppendTime of its inputs (read back from the input topics 
 matched by identity): a pipeline carrying the driver's clock, the observation time
 or anything else fails. The command then stops gracefully on SIGTERM.
 
-The micro-batch cases of each stage run their queries in turn in one shared Spark
-application (``engines.spark.server``, as a suite's runs do: the same
+The micro-batch cases of each stage run their queries side by side, on the same input,
+in one shared Spark application (``engines.spark.server``, as a suite's runs do: the same
 ``engines.spark.job.start`` builds them), which stops each without an error; the
 real-time case and the tumbling-union ones run the command itself.
 
@@ -21,6 +21,7 @@ contain it must still equal the built-in ones.
 """
 
 import collections
+import concurrent.futures
 import json
 import signal
 import subprocess
@@ -68,7 +69,6 @@ from ground.contract import (
 from ground.kafka.topics import create_topics
 from stagebench.run.application import Application
 from stagebench.run.job import write_pipeline_config
-from tests.conftest import OUTLIVING
 from tests.engines.spark.test_transforms import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -124,24 +124,29 @@ def _second_of(msg: dict, t0: int) -> int:
 
 def publish_while_running(
     bootstrap: str,
-    topics: dict[str, str],
+    topics: dict[str, str] | list[dict[str, str]],
     records: list[tuple[str, dict]],
     t0: int,
     first_batch_done,
 ) -> None:
-    """The first second, then (once ``first_batch_done()``) one second per wall-clock second.
+    """The first second, then (once ``first_batch_done()``) one second per wall-clock second,
+    to ``topics`` (or to each of a list of them, the same records).
 
     The flush second and the malformed record come last.
     """
+    every = topics if isinstance(topics, list) else [topics]
     by_second = collections.defaultdict(list)
     for kind, msg in records:
         by_second[_second_of(msg, t0)].append((kind, msg))
-    produce(bootstrap, topics, by_second.pop(0), malformed=False)
+    for each in every:
+        produce(bootstrap, each, by_second[0], malformed=False)
+    del by_second[0]
     first_batch_done()
     for second in sorted(by_second):
         time.sleep(1.0)
         last = second == max(by_second)
-        produce(bootstrap, topics, by_second[second], malformed=last)
+        for each in every:
+            produce(bootstrap, each, by_second[second], malformed=last)
 
 
 def wait_for_first_batch(job: "Job", bootstrap: str, real_time: bool) -> None:
@@ -386,8 +391,9 @@ CASES = [
     ("sliding", "custom", "processing-time"),
     ("ingest", "builtin", "real-time"),
 ]
-"""The micro-batch cases run as queries of one shared application; the real-time case
-(every task slot for itself, as a suite gives it) as a ``stagebench pipeline`` command."""
+"""The micro-batch cases run side by side as queries of one shared application; the
+real-time case (every task slot for itself, as a suite gives it) as a ``stagebench
+pipeline`` command."""
 
 
 @dataclass
@@ -483,71 +489,143 @@ def start_query(application: Application, bootstrap: str, home: Path, stage: str
     return Job(None, topics, output, run_id, run_dir, application)
 
 
-@pytest.fixture(scope="module")
-def jobs(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Job]]:
-    """The job of a case. A job's start (a JVM, the session) took most of its test, about
-    35 s on two cores: the micro-batch cases' queries run in turn in one Spark application
-    (as a suite's runs do, the same ``engines.spark.job.start``), stopped after the last of
-    them; the real-time case's command is started while the last query runs."""
-    home = tmp_path_factory.mktemp("jobs")
-    shared = [case for case in CASES if case[2] != "real-time"]
-    application = Application(
-        home / "application",
-        pipeline_config(
-            kafka_bootstrap, home / "none", "ingest", "builtin", {SPEED: "s", FLOW: "f"}, "o"
-        ),
-    )
-    ahead: dict[tuple, Job] = {}
+@dataclass
+class Outcome:
+    """What a case's job did: its input, its outputs, and what went wrong stopping it
+    ("" nothing)."""
 
-    def take(case: tuple) -> Job:
-        stage, impl, trigger = case
-        if trigger == "real-time":
-            application.close(60)
-            return ahead.pop(case, None) or start_job(
-                kafka_bootstrap, tmp_path_factory.mktemp("job"), *case
-            )
-        if not application.running:
-            application.start(WAIT_S, lambda *_: None)
-            OUTLIVING.add(application.pid)
-        if case == shared[-1]:
-            for later in CASES[CASES.index(case) + 1 :]:
-                ahead[later] = start_job(kafka_bootstrap, tmp_path_factory.mktemp("job"), *later)
-                OUTLIVING.add(ahead[later].process.pid)
-        return start_query(application, kafka_bootstrap, home, stage, impl)
-
-    try:
-        yield take
-    finally:
-        application.close(60)
-        for job in ahead.values():
-            job.process.kill()
-            job.process.communicate()
+    job: Job
+    t0: int
+    records: list[tuple[str, dict]]
+    want: int
+    flushed: int
+    out: list[tuple[int, int, dict]]
+    stop_error: str
 
 
-@pytest.mark.parametrize(("stage", "impl", "trigger"), CASES)
-def test_stage_writes_expected_outputs(jobs, kafka_bootstrap, stage, impl, trigger):
-    job = jobs((stage, impl, trigger))
-    topics, output, unique, run_dir = job.topics, job.output, job.run_id, job.run_dir
+def _wanted(stage: str, impl: str, records: list[tuple[str, dict]]) -> tuple[int, int]:
+    """(outputs to wait for, of them the flush second's): the custom tumbling window emits
+    the complete flush second at once; every other window of it waits for a watermark that
+    never comes."""
+    flushed = int((stage, impl) == ("tumbling", "custom"))
+    return expected_count(stage, records) + flushed, flushed
+
+
+def run_alone(job: Job, bootstrap: str, case: tuple) -> Outcome:
+    """A job's case: the input published while it runs, its outputs read, the job stopped."""
+    stage, impl, trigger = case
     try:
         wait_until_ready(job)
         # event time starts at the current second, as the publisher's does
         t0 = int(time.time()) * SECOND_MS
         records = inputs(t0)
         publish_while_running(
-            kafka_bootstrap,
-            topics,
+            bootstrap,
+            job.topics,
             records,
             t0,
-            lambda: wait_for_first_batch(job, kafka_bootstrap, trigger == "real-time"),
+            lambda: wait_for_first_batch(job, bootstrap, trigger == "real-time"),
         )
-        # the custom tumbling window emits the complete flush second at once; every other
-        # window of it waits for a watermark that never comes
-        flushed = int((stage, impl) == ("tumbling", "custom"))
-        want = expected_count(stage, records) + flushed
-        out = consume(kafka_bootstrap, output, want, time.monotonic() + WAIT_S)
+        want, flushed = _wanted(stage, impl, records)
+        out = consume(bootstrap, job.output, want, time.monotonic() + WAIT_S)
     finally:
         error = job.stop()
-    assert not error, error  # stopped gracefully (the command: exit code 0)
+    return Outcome(job, t0, records, want, flushed, out, error)
+
+
+def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome | Exception]:
+    """The queries' cases side by side: the same input (on each query's own topics),
+    published once every query is ready and again once each has processed the first
+    second; the outputs read, each query stopped. A case whose query failed gets its
+    error (the others go on)."""
+    found: dict[tuple, Outcome | Exception] = {}
+
+    def each(step: Callable[[Job], None]) -> None:
+        for case, job in jobs.items():
+            if case not in found:
+                try:
+                    step(job)
+                except Exception as err:
+                    found[case] = err
+
+    try:
+        each(wait_until_ready)
+        t0 = int(time.time()) * SECOND_MS
+        records = inputs(t0)
+        running = [job.topics for case, job in jobs.items() if case not in found]
+        publish_while_running(
+            bootstrap, running, records, t0,
+            lambda: each(lambda job: wait_for_first_batch(job, bootstrap, False)),
+        )  # fmt: skip
+        wanted = {case: _wanted(case[0], case[1], records) for case in jobs}
+        deadline = time.monotonic() + WAIT_S
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            outs = {
+                case: pool.submit(consume, bootstrap, job.output, wanted[case][0], deadline)
+                for case, job in jobs.items()
+                if case not in found
+            }
+        for case, out in outs.items():
+            if case not in found:
+                found[case] = Outcome(jobs[case], t0, records, *wanted[case], out.result(), "")
+    finally:
+        for case, job in jobs.items():
+            error = job.stop()
+            if isinstance(outcome := found.get(case), Outcome):
+                outcome.stop_error = error
+    return found
+
+
+@pytest.fixture(scope="module")
+def outcomes(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Outcome]]:
+    """What the job of a case did. A job's start (a JVM, the session) took most of its
+    test, about 35 s on two cores, and a case's input most of the rest: the micro-batch
+    cases' queries run side by side in one Spark application (as a suite's runs can, the
+    same ``engines.spark.job.start``), on the same input, at the first of them; the
+    real-time case runs the command, alone."""
+    home = tmp_path_factory.mktemp("jobs")
+    shared = [case for case in CASES if case[2] != "real-time"]
+    config = pipeline_config(kafka_bootstrap, home / "none", "ingest", "builtin",
+                             {SPEED: "s", FLOW: "f"}, "o")  # fmt: skip
+    application = Application(home / "application", config)
+    done: dict[tuple, Outcome | Exception] = {}
+
+    def take(case: tuple) -> Outcome:
+        if case in shared and case not in done:
+            try:  # once: a failure is every query case's
+                application.start(WAIT_S, lambda *_: None)
+                jobs = {c: start_query(application, kafka_bootstrap, home, *c[:2]) for c in shared}
+                done.update(run_together(jobs, kafka_bootstrap))
+            except Exception as err:
+                done.update(dict.fromkeys(shared, err))
+            finally:
+                application.close(60)
+        if case not in shared:
+            job = start_job(kafka_bootstrap, tmp_path_factory.mktemp("job"), *case)
+            try:
+                return run_alone(job, kafka_bootstrap, case)
+            finally:
+                if job.process.poll() is None:  # it did not stop on SIGTERM
+                    job.process.kill()
+                    job.process.wait()
+        if isinstance(outcome := done[case], Exception):
+            raise outcome
+        return outcome
+
+    try:
+        yield take
+    finally:
+        application.close(60)
+
+
+@pytest.mark.parametrize(("stage", "impl", "trigger"), CASES)
+def test_stage_writes_expected_outputs(outcomes, kafka_bootstrap, stage, impl, trigger):
+    ran = outcomes((stage, impl, trigger))
+    job, t0, records, want, flushed, out = (
+        ran.job, ran.t0, ran.records, ran.want, ran.flushed, ran.out
+    )  # fmt: skip
+    topics, unique, run_dir = job.topics, job.run_id, job.run_dir
+    assert not ran.stop_error, ran.stop_error  # stopped gracefully (the command: exit code 0)
 
     values = [v for _, _, v in out if _second(stage, v) != _flush_ms(records)]
     assert len(out) == want and len(out) - len(values) == flushed, (len(out), want)
