@@ -99,6 +99,14 @@ LEFTOVER_GRACE_S = 60.0
 through a pipe within seconds, a Spark JVM follows its driver."""
 
 
+SESSION_MARK = "STAGEBENCH_TEST_SESSION"
+"""An environment variable set to a value of this test session's own: every process the
+session starts inherits it, so the leftover check never takes (and kills) a process of
+another test session running on the same machine, whose command line can name
+stagebench as well."""
+os.environ[SESSION_MARK] = uuid.uuid4().hex
+
+
 OUTLIVING: set[int] = set()
 """Pids of processes a fixture starts for a later test (a job started ahead of its
 test): they and their children outlive the test that was running, on purpose."""
@@ -107,8 +115,9 @@ test): they and their children outlive the test that was running, on purpose."""
 def _leftovers(since: float, basetemp: str) -> list[psutil.Process]:
     """Processes that a test started and left running: started after ``since``, of
     stagebench's kinds, under this session's temporary directory or a stagebench
-    command, and neither this process's own children (the session's brokers and its
-    in-process Spark, which outlive single tests on purpose) nor :data:`OUTLIVING`."""
+    command, of this session (:data:`SESSION_MARK`), and neither this process's own
+    children (the session's brokers and its in-process Spark, which outlive single tests
+    on purpose) nor :data:`OUTLIVING`."""
     me = os.getpid()
     found = []
     for proc in psutil.process_iter(["cmdline", "create_time", "ppid", "status"]):
@@ -121,10 +130,18 @@ def _leftovers(since: float, basetemp: str) -> list[psutil.Process]:
             and info["status"] != psutil.STATUS_ZOMBIE
             and any(mark in cmdline for mark in STARTED_BY_STAGEBENCH)
             and (basetemp in cmdline or "stagebench" in cmdline)
+            and _of_this_session(proc)
             and not _outliving(proc)
         ):
             found.append(proc)
     return found
+
+
+def _of_this_session(proc: psutil.Process) -> bool:
+    try:
+        return proc.environ().get(SESSION_MARK) == os.environ[SESSION_MARK]
+    except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
 
 
 def _outliving(proc: psutil.Process) -> bool:

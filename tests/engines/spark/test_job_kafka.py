@@ -9,6 +9,11 @@ exactly the broker LogAppendTime of its inputs (read back from the input topics 
 matched by identity): a pipeline carrying the driver's clock, the observation time
 or anything else fails. The command then stops gracefully on SIGTERM.
 
+The micro-batch cases of each stage run their queries side by side, on the same input,
+in one shared Spark application (``engines.spark.server``, as a suite's runs do: the same
+``engines.spark.job.start`` builds them), which stops each without an error; the
+real-time case and the tumbling-union ones run the command itself.
+
 A location-second with a missing lane (L00, second 1) is partial: the custom
 tumbling window emits it only when the watermark passes its end, after the complete
 seconds 2 and 3, so it reaches the custom sliding window late, and the windows that
@@ -16,6 +21,7 @@ contain it must still equal the built-in ones.
 """
 
 import collections
+import concurrent.futures
 import json
 import signal
 import subprocess
@@ -29,7 +35,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
+from engines.config import PipelineConfig
 from ground import rundir
+from ground.config import from_mapping
 from ground.contract import (
     FLOW,
     FLOW_CHANGE_LONG,
@@ -59,7 +67,8 @@ from ground.contract import (
     WINDOW_START,
 )
 from ground.kafka.topics import create_topics
-from tests.conftest import OUTLIVING
+from stagebench.run.application import Application
+from stagebench.run.job import write_pipeline_config
 from tests.engines.spark.test_transforms import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -115,27 +124,32 @@ def _second_of(msg: dict, t0: int) -> int:
 
 def publish_while_running(
     bootstrap: str,
-    topics: dict[str, str],
+    topics: dict[str, str] | list[dict[str, str]],
     records: list[tuple[str, dict]],
     t0: int,
     first_batch_done,
 ) -> None:
-    """The first second, then (once ``first_batch_done()``) one second per wall-clock second.
+    """The first second, then (once ``first_batch_done()``) one second per wall-clock second,
+    to ``topics`` (or to each of a list of them, the same records).
 
     The flush second and the malformed record come last.
     """
+    every = topics if isinstance(topics, list) else [topics]
     by_second = collections.defaultdict(list)
     for kind, msg in records:
         by_second[_second_of(msg, t0)].append((kind, msg))
-    produce(bootstrap, topics, by_second.pop(0), malformed=False)
+    for each in every:
+        produce(bootstrap, each, by_second[0], malformed=False)
+    del by_second[0]
     first_batch_done()
     for second in sorted(by_second):
         time.sleep(1.0)
         last = second == max(by_second)
-        produce(bootstrap, topics, by_second[second], malformed=last)
+        for each in every:
+            produce(bootstrap, each, by_second[second], malformed=last)
 
 
-def wait_for_first_batch(process, run_dir: Path, bootstrap: str, output: str, real_time: bool):
+def wait_for_first_batch(job: "Job", bootstrap: str, real_time: bool) -> None:
     """Wait until the job has processed a batch with input.
 
     Micro-batches: a progress event with input rows. Real-time mode (whose one batch
@@ -145,13 +159,14 @@ def wait_for_first_batch(process, run_dir: Path, bootstrap: str, output: str, re
     probe = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex})
     try:
         while time.monotonic() < deadline:
-            assert process.poll() is None, process.communicate()[1][-3000:]
+            job.check()
             if real_time:
-                _, high = probe.get_watermark_offsets(TopicPartition(output, 0), timeout=5)
+                _, high = probe.get_watermark_offsets(TopicPartition(job.output, 0), timeout=5)
                 if high > 0:
                     return
             elif any(
-                e["event"] == "progress" and e.get("numInputRows", 0) > 0 for e in _events(run_dir)
+                e["event"] == "progress" and e.get("numInputRows", 0) > 0
+                for e in _events(job.run_dir)
             ):
                 return
             time.sleep(0.5)
@@ -160,10 +175,10 @@ def wait_for_first_batch(process, run_dir: Path, bootstrap: str, output: str, re
     raise AssertionError(f"the job processed no batch within {WAIT_S} s")
 
 
-def wait_until_ready(process, run_dir: Path) -> None:
+def wait_until_ready(job: "Job") -> None:
     deadline = time.monotonic() + WAIT_S
-    while not (run_dir / rundir.READY).exists():
-        assert process.poll() is None, process.communicate()[1][-3000:]
+    while not (job.run_dir / rundir.READY).exists():
+        job.check()
         assert time.monotonic() < deadline, f"the job was not ready within {WAIT_S} s"
         time.sleep(0.5)
 
@@ -368,33 +383,73 @@ def _second(stage: str, value: dict) -> int | None:
 
 CASES = [
     ("ingest", "builtin", "processing-time"),
-    ("ingest", "builtin", "real-time"),
     ("parse", "builtin", "processing-time"),
     ("join", "builtin", "processing-time"),
     ("tumbling", "builtin", "processing-time"),
     ("tumbling", "custom", "processing-time"),
     ("sliding", "builtin", "processing-time"),
     ("sliding", "custom", "processing-time"),
+    ("ingest", "builtin", "real-time"),
 ]
+"""The micro-batch cases run side by side as queries of one shared application; the
+real-time case (every task slot for itself, as a suite gives it) as a ``stagebench
+pipeline`` command."""
 
 
 @dataclass
 class Job:
-    """A ``stagebench pipeline`` process of one case, its topics and run directory."""
+    """The job of one case, its topics and run directory: a ``stagebench pipeline``
+    process, or a query in a shared application (``engines.spark.server``)."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen | None
     topics: dict[str, str]
     output: str
     run_id: str
     run_dir: Path
+    application: Application | None = None
+
+    def check(self) -> None:
+        """AssertionError, with the job's error, once the job or its query has ended."""
+        if self.process is not None:
+            assert self.process.poll() is None, self.process.communicate()[1][-3000:]
+            return
+        assert self.application is not None
+        self.application.check()
+        failed = self.run_dir / rundir.FAILED
+        assert not failed.exists(), failed.read_text()
+
+    def stop(self) -> str:
+        """Stop the job gracefully (SIGTERM; a query: the application's stop command);
+        what went wrong ("" when it stopped without an error: the command with exit code 0)."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGTERM)
+            _, stderr = self.process.communicate(timeout=60)
+            return "" if self.process.returncode == 0 else stderr[-3000:]
+        assert self.application is not None
+        self.application.send({"stop": str(self.run_dir)})
+        deadline = time.monotonic() + 60
+        while not (self.run_dir / rundir.STOPPED).exists():
+            self.application.check()
+            if time.monotonic() > deadline:
+                return "the query did not stop within 60 s"
+            time.sleep(0.2)
+        failed = self.run_dir / rundir.FAILED
+        return failed.read_text() if failed.exists() else ""
 
 
-def start_job(bootstrap: str, home: Path, stage: str, impl: str, trigger: str) -> Job:
+def _topics(bootstrap: str) -> tuple[str, dict[str, str], str]:
+    """A new run id, its input topics (2 partitions each) and its output topic."""
     run_id = uuid.uuid4().hex[:10]
     topics = {SPEED: f"speed-{run_id}", FLOW: f"flow-{run_id}"}
     output = f"out-{run_id}"
     create_topics(bootstrap, list(topics.values()), partitions=2)
     create_topics(bootstrap, [output])
+    return run_id, topics, output
+
+
+def start_job(bootstrap: str, home: Path, stage: str, impl: str, trigger: str) -> Job:
+    """The ``stagebench pipeline`` command of a case, end to end."""
+    run_id, topics, output = _topics(bootstrap)
     run_dir = home / "run"
     command = [
         sys.executable, "-m", "stagebench", "pipeline",
@@ -411,62 +466,166 @@ def start_job(bootstrap: str, home: Path, stage: str, impl: str, trigger: str) -
     return Job(process, topics, output, run_id, run_dir)
 
 
-@pytest.fixture(scope="module")
-def jobs(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Job]]:
-    """The job of a case, started while the case before it runs: a job's start (a JVM,
-    the session, the query) took most of its test, about 40 s on two cores. Each test
-    stops its own job; any job started ahead and not taken is stopped at the end."""
-    ahead: dict[tuple, Job] = {}
+def pipeline_config(
+    bootstrap: str, run_dir: Path, stage: str, impl: str, topics: dict[str, str], output: str
+) -> PipelineConfig:
+    """A micro-batch case's configuration, as ``stagebench pipeline --master local[2]
+    --shuffle-partitions 2`` would write it."""
+    mapping = {
+        "stage": stage, "impl": impl, "speed_topic": topics[SPEED], "flow_topic": topics[FLOW],
+        "output_topic": output, "run_id": run_dir.name, "bootstrap": bootstrap,
+        "checkpoint_dir": str(run_dir / "checkpoint"), "master": "local[2]",
+        "shuffle_partitions": 2,
+    }  # fmt: skip
+    return from_mapping(PipelineConfig, mapping, "pipeline")
 
-    def take(case: tuple) -> Job:
-        job = ahead.pop(case, None) or start_job(
-            kafka_bootstrap, tmp_path_factory.mktemp("job"), *case
-        )
-        following = CASES.index(case) + 1
-        if following < len(CASES) and CASES[following] not in ahead:
-            ahead[CASES[following]] = start_job(
-                kafka_bootstrap, tmp_path_factory.mktemp("job"), *CASES[following]
-            )
-            OUTLIVING.add(ahead[CASES[following]].process.pid)
-        return job
 
+def start_query(application: Application, bootstrap: str, home: Path, stage: str, impl: str) -> Job:
+    """A micro-batch case's query, sent to the shared ``application``."""
+    run_id, topics, output = _topics(bootstrap)
+    run_dir = home / run_id
+    config = pipeline_config(bootstrap, run_dir, stage, impl, topics, output)
+    application.send({"start": str(write_pipeline_config(run_dir, config))})
+    return Job(None, topics, output, run_id, run_dir, application)
+
+
+@dataclass
+class Outcome:
+    """What a case's job did: its input, its outputs, and what went wrong stopping it
+    ("" nothing)."""
+
+    job: Job
+    t0: int
+    records: list[tuple[str, dict]]
+    want: int
+    flushed: int
+    out: list[tuple[int, int, dict]]
+    stop_error: str
+
+
+def _wanted(stage: str, impl: str, records: list[tuple[str, dict]]) -> tuple[int, int]:
+    """(outputs to wait for, of them the flush second's): the custom tumbling window emits
+    the complete flush second at once; every other window of it waits for a watermark that
+    never comes."""
+    flushed = int((stage, impl) == ("tumbling", "custom"))
+    return expected_count(stage, records) + flushed, flushed
+
+
+def run_alone(job: Job, bootstrap: str, case: tuple) -> Outcome:
+    """A job's case: the input published while it runs, its outputs read, the job stopped."""
+    stage, impl, trigger = case
     try:
-        yield take
-    finally:
-        for job in ahead.values():
-            job.process.kill()
-            job.process.communicate()
-
-
-@pytest.mark.parametrize(("stage", "impl", "trigger"), CASES)
-def test_stage_writes_expected_outputs(jobs, kafka_bootstrap, stage, impl, trigger):
-    job = jobs((stage, impl, trigger))
-    process, topics, output, unique, run_dir = (
-        job.process, job.topics, job.output, job.run_id, job.run_dir
-    )  # fmt: skip
-    try:
-        wait_until_ready(process, run_dir)
+        wait_until_ready(job)
         # event time starts at the current second, as the publisher's does
         t0 = int(time.time()) * SECOND_MS
         records = inputs(t0)
         publish_while_running(
-            kafka_bootstrap,
-            topics,
+            bootstrap,
+            job.topics,
             records,
             t0,
-            lambda: wait_for_first_batch(
-                process, run_dir, kafka_bootstrap, output, trigger == "real-time"
-            ),
+            lambda: wait_for_first_batch(job, bootstrap, trigger == "real-time"),
         )
-        # the custom tumbling window emits the complete flush second at once; every other
-        # window of it waits for a watermark that never comes
-        flushed = int((stage, impl) == ("tumbling", "custom"))
-        want = expected_count(stage, records) + flushed
-        out = consume(kafka_bootstrap, output, want, time.monotonic() + WAIT_S)
+        want, flushed = _wanted(stage, impl, records)
+        out = consume(bootstrap, job.output, want, time.monotonic() + WAIT_S)
     finally:
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr[-3000:]
+        error = job.stop()
+    return Outcome(job, t0, records, want, flushed, out, error)
+
+
+def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome | Exception]:
+    """The queries' cases side by side: the same input (on each query's own topics),
+    published once every query is ready and again once each has processed the first
+    second; the outputs read, each query stopped. A case whose query failed gets its
+    error (the others go on)."""
+    found: dict[tuple, Outcome | Exception] = {}
+
+    def each(step: Callable[[Job], None]) -> None:
+        for case, job in jobs.items():
+            if case not in found:
+                try:
+                    step(job)
+                except Exception as err:
+                    found[case] = err
+
+    try:
+        each(wait_until_ready)
+        t0 = int(time.time()) * SECOND_MS
+        records = inputs(t0)
+        running = [job.topics for case, job in jobs.items() if case not in found]
+        publish_while_running(
+            bootstrap, running, records, t0,
+            lambda: each(lambda job: wait_for_first_batch(job, bootstrap, False)),
+        )  # fmt: skip
+        wanted = {case: _wanted(case[0], case[1], records) for case in jobs}
+        deadline = time.monotonic() + WAIT_S
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            outs = {
+                case: pool.submit(consume, bootstrap, job.output, wanted[case][0], deadline)
+                for case, job in jobs.items()
+                if case not in found
+            }
+        for case, out in outs.items():
+            if case not in found:
+                found[case] = Outcome(jobs[case], t0, records, *wanted[case], out.result(), "")
+    finally:
+        for case, job in jobs.items():
+            error = job.stop()
+            if isinstance(outcome := found.get(case), Outcome):
+                outcome.stop_error = error
+    return found
+
+
+@pytest.fixture(scope="module")
+def outcomes(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Outcome]]:
+    """What the job of a case did. A job's start (a JVM, the session) took most of its
+    test, about 35 s on two cores, and a case's input most of the rest: the micro-batch
+    cases' queries run side by side in one Spark application (as a suite's runs can, the
+    same ``engines.spark.job.start``), on the same input, at the first of them; the
+    real-time case runs the command, alone."""
+    home = tmp_path_factory.mktemp("jobs")
+    shared = [case for case in CASES if case[2] != "real-time"]
+    config = pipeline_config(kafka_bootstrap, home / "none", "ingest", "builtin",
+                             {SPEED: "s", FLOW: "f"}, "o")  # fmt: skip
+    application = Application(home / "application", config)
+    done: dict[tuple, Outcome | Exception] = {}
+
+    def take(case: tuple) -> Outcome:
+        if case in shared and case not in done:
+            try:  # once: a failure is every query case's
+                application.start(WAIT_S, lambda *_: None)
+                jobs = {c: start_query(application, kafka_bootstrap, home, *c[:2]) for c in shared}
+                done.update(run_together(jobs, kafka_bootstrap))
+            except Exception as err:
+                done.update(dict.fromkeys(shared, err))
+            finally:
+                application.close(60)
+        if case not in shared:
+            job = start_job(kafka_bootstrap, tmp_path_factory.mktemp("job"), *case)
+            try:
+                return run_alone(job, kafka_bootstrap, case)
+            finally:
+                if job.process.poll() is None:  # it did not stop on SIGTERM
+                    job.process.kill()
+                    job.process.wait()
+        if isinstance(outcome := done[case], Exception):
+            raise outcome
+        return outcome
+
+    try:
+        yield take
+    finally:
+        application.close(60)
+
+
+@pytest.mark.parametrize(("stage", "impl", "trigger"), CASES)
+def test_stage_writes_expected_outputs(outcomes, kafka_bootstrap, stage, impl, trigger):
+    ran = outcomes((stage, impl, trigger))
+    job, t0, records, want, flushed, out = (
+        ran.job, ran.t0, ran.records, ran.want, ran.flushed, ran.out
+    )  # fmt: skip
+    topics, unique, run_dir = job.topics, job.run_id, job.run_dir
+    assert not ran.stop_error, ran.stop_error  # stopped gracefully (the command: exit code 0)
 
     values = [v for _, _, v in out if _second(stage, v) != _flush_ms(records)]
     assert len(out) == want and len(out) - len(values) == flushed, (len(out), want)
@@ -588,7 +747,7 @@ def test_tumbling_union_writes_each_window_until_complete(kafka_bootstrap, tmp_p
     equals the tumbling window of the same inputs; its broker times are the inputs'."""
     job = start_job(kafka_bootstrap, tmp_path, "tumbling-union", "builtin", trigger)
     try:
-        wait_until_ready(job.process, job.run_dir)
+        wait_until_ready(job)
         t0 = int(time.time()) * SECOND_MS
         records = inputs(t0)
         publish_while_running(
@@ -596,17 +755,14 @@ def test_tumbling_union_writes_each_window_until_complete(kafka_bootstrap, tmp_p
             job.topics,
             records,
             t0,
-            lambda: wait_for_first_batch(
-                job.process, job.run_dir, kafka_bootstrap, job.output, trigger == "real-time"
-            ),
+            lambda: wait_for_first_batch(job, kafka_bootstrap, trigger == "real-time"),
         )
         want = union_windows(records)
         complete = {key: row[INPUT_COUNT] for key, row in want.items()}
         out = consume_updates(kafka_bootstrap, job.output, complete, time.monotonic() + WAIT_S)
     finally:
-        job.process.send_signal(signal.SIGTERM)
-        _, stderr = job.process.communicate(timeout=60)
-    assert job.process.returncode == 0, stderr[-3000:]
+        error = job.stop()
+    assert not error, error  # exit code 0 on SIGTERM
 
     assert all(ts_type == TIMESTAMP_LOG_APPEND_TIME for ts_type, _, _ in out)
     assert all(v[INPUT_TS_LATEST] <= ts for _, ts, v in out), "output before its input"
