@@ -474,8 +474,8 @@ def pipeline_config(
     mapping = {
         "stage": stage, "impl": impl, "speed_topic": topics[SPEED], "flow_topic": topics[FLOW],
         "output_topic": output, "run_id": run_dir.name, "bootstrap": bootstrap,
-        "checkpoint_dir": str(run_dir / "checkpoint"), "master": "local[2]",
-        "shuffle_partitions": 2,
+        "checkpoint_dir": str(run_dir / "checkpoint"),
+        "settings": {"master": "local[2]", "shuffle_partitions": 2},
     }  # fmt: skip
     return from_mapping(PipelineConfig, mapping, "pipeline")
 
