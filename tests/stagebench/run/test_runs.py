@@ -148,7 +148,7 @@ def test_suite_runs_a_window_at_every_update_in_both_modes(kafka_bootstrap, tmp_
     checked, its first updates and complete windows reported, the modes kept apart.
     local[4]: real-time mode runs its 2 input and 2 shuffle tasks at once."""
     config = tmp_path / "stagebench.toml"  # 2 shuffle partitions whatever the cores
-    config.write_text("[pipeline]\nshuffle_partitions = 2\n")
+    config.write_text("[engine.spark]\nshuffle_partitions = 2\n")
     result = stagebench(
         "suite", "--stages", "tumbling-union,tumbling-union@real-time", "--no-floor", *SHORT,
         *SHARED,
@@ -286,7 +286,7 @@ def test_an_overloaded_stage_is_rising_and_a_busy_machine_is_named(kafka_bootstr
     config = tmp_path / "slow.toml"
     config.write_text(
         "[run]\ndrain_timeout_s = 5\n"
-        "[pipeline]\nmax_offsets_per_trigger = 20\ntrigger_interval_ms = 1000\n"
+        "[engine.spark]\nmax_offsets_per_trigger = 20\ntrigger_interval_ms = 1000\n"
     )
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
