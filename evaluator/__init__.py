@@ -6,7 +6,7 @@ The entry points::
     evaluator.run_info.RunInfo, load_run, save_run     # what a run directory says
     evaluator.config.EvaluatorConfig
     evaluator.summary_file.read_summary(run_dir) -> dict  # summary.json, its version checked
-    evaluator.compare.compare(run_dirs) -> Comparison  # stage table of several runs
+    evaluator.comparison.compare.compare(run_dirs) -> Comparison  # stage table of runs
 
 It reads only Kafka topics and run directories and imports nothing of the other
 roles: a run measured by any pipeline can be evaluated (docs/method.md#latency).

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from engines.registry import engine_for
-from evaluator.comparison_rows import run_pace, trigger, variant
-from evaluator.comparison_table import steady_text
+from evaluator.comparison.differences import compared_settings, shown
+from evaluator.comparison.rows import run_pace, trigger, variant
+from evaluator.comparison.table import steady_text
 from evaluator.recovery import FIGURES, figures
-from evaluator.settings_diff import compared_settings, shown
 from evaluator.summary_file import read_summary
 from ground import rundir
 from ground.errors import EvaluationError

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from evaluator.compare import Comparison, compare
-from evaluator.comparison_table import format_table
+from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.table import format_table
 from evaluator.summary_file import read_summary
 from ground import rundir
 from stagebench.capacity.table import format_table as capacity_table

@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 from evaluator.caveats import seconds_worth
-from evaluator.increments import WITHIN_RUN
+from evaluator.comparison.increments import WITHIN_RUN
 from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
 from evaluator.recovery import cause_text, level_text
 

@@ -3,7 +3,7 @@ check, and what differs between the sides."""
 
 import pytest
 
-from evaluator.ab import (
+from evaluator.comparison.ab import (
     FASTER,
     NO_VERDICT,
     SAME,
@@ -19,7 +19,7 @@ from ground.errors import EvaluationError
 
 
 def runs(stage, p50s, p99_factor=2.0, impl="builtin", ci=0.03):
-    """Per-run rows as evaluator.comparison_rows.run_row gives them."""
+    """Per-run rows as evaluator.comparison.rows.run_row gives them."""
     return [
         {"stage": stage, "impl": impl, "p50": v, "p99": v * p99_factor,
          "p50_ci95": [v * (1 - ci), v * (1 + ci)],

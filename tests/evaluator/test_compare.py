@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from evaluator.compare import Comparison, compare
-from evaluator.comparison_table import format_table, to_markdown
-from evaluator.settings_diff import differences
+from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.differences import differences
+from evaluator.comparison.table import format_table, to_markdown
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.errors import EvaluationError
 

@@ -1,7 +1,7 @@
 """What differs between runs' settings: an engine's table among that engine's runs only,
 and runs made before engines had tables compare as if they had them."""
 
-from evaluator.settings_diff import compared_settings, differences
+from evaluator.comparison.differences import compared_settings, differences
 
 
 def _summary(engine: str | None, **spark) -> dict:

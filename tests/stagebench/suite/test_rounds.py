@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluator.compare import compare
+from evaluator.comparison.compare import compare
 from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from ground.errors import StagebenchError

@@ -1,8 +1,8 @@
 """What differs between the settings of runs besides stage and implementation.
 
 A comparison of runs means something only when the runs were made alike: the
-cumulative stage table (:mod:`evaluator.compare`) refuses runs that differ unless a
-mixed comparison is allowed, an A/B comparison (:mod:`evaluator.ab`) lists what differs
+cumulative stage table (:mod:`evaluator.comparison.compare`) refuses runs that differ unless a
+mixed comparison is allowed, an A/B comparison (:mod:`evaluator.comparison.ab`) lists what differs
 between its sides, and the history of runs (``stagebench history``) filters on these
 settings. Light on purpose (json only): the history reads it without loading numpy.
 """
@@ -47,7 +47,7 @@ engine's, in ``[run]`` and ``[pipeline]``: they compare as that engine's table."
 
 ROW_SETTING = "[pipeline] trigger"
 """Told apart by the rows themselves: a real-time run's implementation reads
-``builtin@real-time`` (:func:`evaluator.comparison_rows.variant`), so a table of both
+``builtin@real-time`` (:func:`evaluator.comparison.rows.variant`), so a table of both
 modes is no mixed comparison."""
 
 _ABSENT = object()

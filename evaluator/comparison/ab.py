@@ -4,9 +4,9 @@ Someone tuning a pipeline changes one setting (partitions, trigger, state store,
 Spark version) and asks whether the stage got faster. Side A and side B each hold
 runs of one or more stages; for every stage both sides have, the change of p50 and of
 p99 is B's mean minus A's, with a 95 % interval and a verdict, judged as an increment
-of the stage table is (:func:`evaluator.increments.increment`):
+of the stage table is (:func:`evaluator.comparison.increments.increment`):
 
-- at least :data:`~evaluator.increments.MIN_RUNS` runs on each side: Welch's t on the
+- at least :data:`~evaluator.comparison.increments.MIN_RUNS` runs on each side: Welch's t on the
   runs' values, so run-to-run variation is in the interval; the p-values of all the
   comparison's tests (p50 and p99 of every stage) are corrected together by Holm's
   method, and the verdict is ``slower``, ``faster`` or ``no significant difference``;
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator.comparison_rows import CI_QUANTILES, run_pace, run_row
-from evaluator.increments import MIN_RUNS, WITHIN_RUN, increment
-from evaluator.settings_diff import compared_settings, differences, shown
+from evaluator.comparison.differences import compared_settings, differences, shown
+from evaluator.comparison.increments import MIN_RUNS, WITHIN_RUN, increment
+from evaluator.comparison.rows import CI_QUANTILES, run_pace, run_row
 from evaluator.significance import ALPHA, holm
 from evaluator.summary_file import read_summary
 from ground.errors import EvaluationError
@@ -124,7 +124,7 @@ def changes(
     a_runs: Sequence[Mapping[str, Any]], b_runs: Sequence[Mapping[str, Any]]
 ) -> list[Change]:
     """The p50 and p99 changes of every stage both sides have, from per-run rows
-    (:func:`evaluator.comparison_rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
+    (:func:`evaluator.comparison.rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
     the order of A's stages; the tests of all of them corrected together (Holm).
     EvaluationError when a side holds one stage in two implementations."""
     a, b = _by_stage(a_runs, "A"), _by_stage(b_runs, "B")
@@ -217,7 +217,7 @@ def compare_sides(
 def setting_changes(a: Sequence[Any], b: Sequence[Any]) -> list[str]:
     """The settings whose values differ between the sides, "name: A 0, B 500" (a side
     mixing values lists them all, "A 0/100"); stage and implementation are left out,
-    as in the stage table (:func:`evaluator.settings_diff.compared_settings`)."""
+    as in the stage table (:func:`evaluator.comparison.differences.compared_settings`)."""
     values = [[compared_settings(s) for s in side] for side in (a, b)]
     names = dict.fromkeys(n for side in values for settings in side for n in settings)
     lines = []

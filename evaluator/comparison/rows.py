@@ -1,9 +1,9 @@
 """One evaluated run as a row of a comparison: its stage, percentiles, within-run
 intervals, warnings, steadiness and pace, read from its summary.json.
 
-The stage table (:mod:`evaluator.compare`) and the A/B comparison (:mod:`evaluator.ab`)
-both start from these rows; a summary this version cannot read is refused here, naming
-the file, before any figure is computed from it.
+The stage table (:mod:`evaluator.comparison.compare`) and the A/B comparison
+(:mod:`evaluator.comparison.ab`) both start from these rows; a summary this version
+cannot read is refused here, naming the file, before any figure is computed from it.
 """
 
 import statistics
