@@ -7,13 +7,13 @@ summary of a schema this version does not know is refused in one place, with one
 instead of failing somewhere inside a table on a key that moved.
 """
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaluator.record import from_dict
 from ground import rundir
 from ground.errors import EvaluationError
+from ground.versioned import read_versioned
 
 if TYPE_CHECKING:  # the result model imports pandas, which a command's --help leaves alone
     from evaluator.result import Summary
@@ -46,21 +46,6 @@ def load_summary(run_dir: Path | str) -> "Summary":
 
 def read_summary(run_dir: Path | str) -> dict[str, Any]:
     """summary.json of ``run_dir``; EvaluationError naming the file when it is missing,
-    not a JSON object, or of another schema version than :data:`SCHEMA_VERSION`."""
-    path = Path(run_dir) / rundir.SUMMARY
-    try:
-        summary = json.loads(path.read_text())
-    except FileNotFoundError as err:
-        raise EvaluationError(f"{path} not found: evaluate the run first") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise EvaluationError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(summary, dict):
-        raise EvaluationError(f"{path} is not a stagebench summary (not a JSON object)")
-    version = summary.get("schema_version")
-    if version != SCHEMA_VERSION or isinstance(version, bool):
-        found = "no schema_version" if version is None else f"schema_version {version!r}"
-        raise EvaluationError(
-            f"{path} has {found}; this stagebench reads schema_version {SCHEMA_VERSION} only: "
-            "read it with the stagebench that wrote it, or evaluate the run again"
-        )
-    return summary
+    not a JSON object, or of another schema version than :data:`SCHEMA_VERSION`
+    (:func:`ground.versioned.read_versioned`: a summary must carry its version)."""
+    return read_versioned(Path(run_dir) / rundir.SUMMARY, SCHEMA_VERSION, redo="evaluate the run")
