@@ -117,7 +117,7 @@ def _type(hint: Any) -> str:
     if (record := record_type(hint)) is not None:
         return f"object ([below](#{_section(record)}))"
     origin = typing.get_origin(hint) or hint
-    if origin is dict:
+    if origin is dict or typing.is_typeddict(hint):
         return "object"
     if origin is list:
         item = _type(typing.get_args(hint)[0])
