@@ -37,7 +37,7 @@ from evaluator.comparison.rows import CI_QUANTILES, run_row
 from evaluator.confidence import LEVEL
 from evaluator.number_format import format_ms
 from evaluator.significance import CORRECTION, PAIR_DRIFT, pace_spread
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground.errors import EvaluationError
 
 
@@ -142,7 +142,7 @@ def compare(
     dirs = [Path(d) for d in run_dirs]
     if rounds is not None and len(rounds) != len(dirs):
         raise ValueError(f"{len(rounds)} rounds for {len(dirs)} runs")
-    summaries = {str(d): read_summary(d) for d in dirs}
+    summaries = {str(d): load_summary(d) for d in dirs}
     runs = [run_row(d, summaries[str(d)]) for d in dirs]
     numbers: Sequence[int | None] = rounds if rounds is not None else [None] * len(runs)
     for run, number in zip(runs, numbers, strict=True):

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
 from stagebench.cli.shared import Subparsers, flag
@@ -162,5 +162,5 @@ def _is_ab_pair(first: Path, second: Path) -> bool:
         return True
     if kinds != ["run", "run"]:
         return False
-    stages: list[str] = [read_summary(p)["run"]["stage"] for p in (first, second)]
+    stages = [load_summary(p).run["stage"] for p in (first, second)]
     return stages[0] == stages[1]

@@ -16,6 +16,7 @@ from evaluator.comparison.ab import (
     setting_changes,
 )
 from ground.errors import EvaluationError
+from tests.evaluator.summaries import made_summary
 
 
 def runs(stage, p50s, p99_factor=2.0, impl="builtin", ci=0.03):
@@ -102,13 +103,13 @@ def test_a_significant_rise_from_a_p50_of_0_exceeds_any_limit():
 
 
 def summary(trigger=0, pace=13.0, kafka="4.3.1", host="box"):
-    return {
-        "run": {"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
-        "config": {"pipeline": {"trigger_interval_ms": trigger, "run_id": "x"}},
-        "versions": {"kafka_broker": kafka},
-        "machine": {"pace": {"before_ms": pace, "after_ms": pace}, "broker": {"kind": "embedded"}},
-        "metadata": {"machine": {"hostname": host, "cores": 2}},
-    }
+    return made_summary(
+        run={"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
+        config={"pipeline": {"trigger_interval_ms": trigger, "run_id": "x"}},
+        versions={"kafka_broker": kafka},
+        machine={"pace": {"before_ms": pace, "after_ms": pace}, "broker": {"kind": "embedded"}},
+        metadata={"machine": {"hostname": host, "cores": 2}},
+    )
 
 
 def test_the_settings_that_differ_between_the_sides_are_listed_with_each_sides_values():
