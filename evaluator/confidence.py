@@ -8,7 +8,7 @@ Two sources of uncertainty, two tools:
   together, are not independent; treating them as such would make the interval
   far too narrow;
 - across repeated runs, :func:`runs_interval` describes run-to-run variation
-  (:mod:`evaluator.increments` judges increments from it).
+  (:mod:`evaluator.comparison.increments` judges increments from it).
 
 Percentiles are numpy's linear method (its default), as in :mod:`evaluator.stats`;
 numpy and scipy only.

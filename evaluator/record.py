@@ -2,7 +2,7 @@
 key holds (the schema pages are generated from it, :mod:`evaluator.result_schema`), and
 :func:`as_dict` turns a record into the JSON object a file holds. Shared by a run's
 summary (:mod:`evaluator.result`), a suite's comparison rows
-(:mod:`evaluator.comparison_result`) and a capacity search's result. :func:`from_dict`
+(:mod:`evaluator.comparison.result`) and a capacity search's result. :func:`from_dict`
 reads such an object back into its record."""
 
 import types

@@ -17,6 +17,7 @@ import pandas as pd
 
 from evaluator.latency import Period
 from evaluator.record import Section, Stats, as_dict, key_doc
+from evaluator.run_info import RunMetadata, RunSection
 from evaluator.stats import STAT_KEYS
 
 
@@ -231,7 +232,7 @@ class Summary:
             "raised whenever a key changes its meaning or disappears (evaluator.summary_file)"
         )
     )
-    run: Section = field(
+    run: RunSection = field(
         metadata=key_doc(
             "id, stage, engine (the stream engine that ran it: floor, spark; null for a run "
             "made before engines were named), impl, workload, rate, duration_s, bootstrap, "
@@ -251,7 +252,7 @@ class Summary:
             "the run's configuration verbatim (run, publisher, pipeline, sources) plus evaluator"
         )
     )
-    metadata: Section = field(
+    metadata: RunMetadata = field(
         metadata=key_doc(
             "the run's, verbatim: machine, started_at, ended_at, publisher, resources (mean/max "
             "CPU %, RSS, heap and garbage-collection ms per second per process), leaders, "

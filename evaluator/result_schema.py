@@ -1,5 +1,5 @@
 """docs/results-schema.md and docs/comparison-schema.md, generated from the result model
-(:mod:`evaluator.result`, :mod:`evaluator.comparison_result`).
+(:mod:`evaluator.result`, :mod:`evaluator.comparison.result`).
 
 summary.json's keys and those of comparison.json's rows are documented once, in the
 fields' ``metadata["doc"]``; these pages are made from them, so the documentation cannot
@@ -15,7 +15,7 @@ from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any
 
-from evaluator.comparison_result import ComparisonRow
+from evaluator.comparison.result import ComparisonRow
 from evaluator.record import record_type
 from evaluator.result import Summary
 from evaluator.summary_file import SCHEMA_VERSION
@@ -117,7 +117,7 @@ def _type(hint: Any) -> str:
     if (record := record_type(hint)) is not None:
         return f"object ([below](#{_section(record)}))"
     origin = typing.get_origin(hint) or hint
-    if origin is dict:
+    if origin is dict or typing.is_typeddict(hint):
         return "object"
     if origin is list:
         item = _type(typing.get_args(hint)[0])

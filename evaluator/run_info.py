@@ -12,7 +12,7 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from evaluator.recovery import Window
 from ground import rundir
@@ -48,6 +48,26 @@ class RunMetadata(TypedDict, total=False):
     """Rows the engine dropped as later than its watermark, per operator."""
 
 
+class RunSection(TypedDict):
+    """summary.json's ``run`` section: what was run, how, and on which Kafka
+    (:meth:`RunInfo.as_summary`)."""
+
+    id: str
+    stage: str
+    engine: NotRequired[str | None]
+    """The stream engine that ran it; absent from summaries made before engines were named."""
+    impl: str
+    workload: str
+    rate: float | None
+    duration_s: float | None
+    bootstrap: str | None
+    """The Kafka the run used."""
+    input_topics: list[str]
+    output_topic: str
+    start_ms: int | None
+    end_ms: int | None
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """One run: its stage, topics and measured period (epoch ms, optional)."""
@@ -77,23 +97,22 @@ class RunInfo:
         windows = tuple(w if isinstance(w, Window) else Window(**w) for w in self.disturbances)
         object.__setattr__(self, "disturbances", windows)
 
-    def as_summary(self) -> dict[str, Any]:
+    def as_summary(self) -> RunSection:
         """The ``run`` section of summary.json."""
-        keys = (
-            "id",
-            "stage",
-            "engine",
-            "impl",
-            "workload",
-            "rate",
-            "duration_s",
-            "bootstrap",
-            "input_topics",
-            "output_topic",
-            "start_ms",
-            "end_ms",
+        return RunSection(
+            id=self.id,
+            stage=self.stage,
+            engine=self.engine,
+            impl=self.impl,
+            workload=self.workload,
+            rate=self.rate,
+            duration_s=self.duration_s,
+            bootstrap=self.bootstrap,
+            input_topics=list(self.input_topics),
+            output_topic=self.output_topic,
+            start_ms=self.start_ms,
+            end_ms=self.end_ms,
         )
-        return {k: (list(v) if isinstance(v := getattr(self, k), tuple) else v) for k in keys}
 
     def to_json(self) -> str:
         data = dataclasses.asdict(self)

@@ -2,8 +2,8 @@
 and of independent runs, intervals of a sum or a ratio of intervals (MOVER), Holm's
 correction of a table's tests, and the spread of the host's pace.
 
-Pure functions on numbers; the stage table (:mod:`evaluator.increments`) and the A/B
-comparison (:mod:`evaluator.ab`) choose among them by how their runs were made.
+Pure functions on numbers; the stage table (:mod:`evaluator.comparison.increments`) and the A/B
+comparison (:mod:`evaluator.comparison.ab`) choose among them by how their runs were made.
 """
 
 import math

@@ -66,7 +66,7 @@ def build_summary(
         run=run_section,
         versions={**run.metadata.get("versions", {}), **_versions()},
         config={**run.config, "evaluator": config_dict(config)},
-        metadata=dict(run.metadata),
+        metadata=run.metadata.copy(),
         period=MeasuredPeriod.of(period),
         latency_ms=result.latency_ms,
         latency_earliest_ms=result.latency_earliest_ms,

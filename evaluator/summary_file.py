@@ -1,26 +1,26 @@
-"""summary.json on disk: its schema version, and the functions that read it back.
+"""summary.json on disk: its schema version, and the function that reads it back.
 
 The evaluator writes a run's summary once (:mod:`evaluator.report`); everything that
-reads one later (compare, suites, capacity reports) goes through :func:`read_summary`
-(the document) or :func:`load_summary` (the :class:`~evaluator.result.Summary`), so a
-summary of a schema this version does not know is refused in one place, with one line,
-instead of failing somewhere inside a table on a key that moved.
+reads one later (compare, suites, capacity reports, the history, the docs' reference
+data) goes through :func:`load_summary`, so a summary of a schema this version does not
+know is refused in one place, with one line, instead of failing somewhere inside a table
+on a key that moved.
 """
 
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evaluator.record import from_dict
 from ground import rundir
 from ground.errors import EvaluationError
+from ground.versioned import read_versioned
 
 if TYPE_CHECKING:  # the result model imports pandas, which a command's --help leaves alone
     from evaluator.result import Summary
 
 SCHEMA_VERSION = 1
 """The version written into every summary.json (``schema_version``); raised whenever a
-key changes its meaning or disappears, and the only version :func:`read_summary` reads."""
+key changes its meaning or disappears, and the only version :func:`load_summary` reads."""
 
 
 def is_incomplete(summary: "Summary") -> bool:
@@ -30,37 +30,16 @@ def is_incomplete(summary: "Summary") -> bool:
 
 
 def load_summary(run_dir: Path | str) -> "Summary":
-    """summary.json of ``run_dir`` as its :class:`~evaluator.result.Summary`, read as
-    :func:`read_summary` reads it; a key a summary of this schema version may lack (a
-    section added since) is None. EvaluationError naming the file and a key it lacks
-    that every summary has."""
+    """summary.json of ``run_dir`` as its :class:`~evaluator.result.Summary`; a key a
+    summary of this schema version may lack (a section added since) is None.
+    EvaluationError naming the file when it is missing, not a JSON object, of another
+    schema version than :data:`SCHEMA_VERSION` (:func:`ground.versioned.read_versioned`:
+    a summary must carry its version), or lacks a key every summary has."""
     from evaluator.result import Summary
 
-    doc = read_summary(run_dir)
+    path = Path(run_dir) / rundir.SUMMARY
+    doc = read_versioned(path, SCHEMA_VERSION, redo="evaluate the run")
     try:
         return from_dict(Summary, doc)
     except (KeyError, TypeError, AttributeError) as err:
-        path = Path(run_dir) / rundir.SUMMARY
         raise EvaluationError(f"{path} is not a whole stagebench summary: {err!r}") from err
-
-
-def read_summary(run_dir: Path | str) -> dict[str, Any]:
-    """summary.json of ``run_dir``; EvaluationError naming the file when it is missing,
-    not a JSON object, or of another schema version than :data:`SCHEMA_VERSION`."""
-    path = Path(run_dir) / rundir.SUMMARY
-    try:
-        summary = json.loads(path.read_text())
-    except FileNotFoundError as err:
-        raise EvaluationError(f"{path} not found: evaluate the run first") from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise EvaluationError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(summary, dict):
-        raise EvaluationError(f"{path} is not a stagebench summary (not a JSON object)")
-    version = summary.get("schema_version")
-    if version != SCHEMA_VERSION or isinstance(version, bool):
-        found = "no schema_version" if version is None else f"schema_version {version!r}"
-        raise EvaluationError(
-            f"{path} has {found}; this stagebench reads schema_version {SCHEMA_VERSION} only: "
-            "read it with the stagebench that wrote it, or evaluate the run again"
-        )
-    return summary

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.compare import compare
-from evaluator.comparison_table import format_table
+from evaluator.comparison.compare import compare
+from evaluator.comparison.table import format_table
 from ground import rundir
 from ground.errors import ConfigError
 from stagebench.reference import render as reference

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
 from stagebench.cli.shared import Subparsers, flag
@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ladder(args: argparse.Namespace) -> int:
-    from evaluator.compare import compare
-    from evaluator.comparison_table import format_table, to_markdown
+    from evaluator.comparison.compare import compare
+    from evaluator.comparison.table import format_table, to_markdown
 
     run_dirs, rounds = rundir.ladder_runs(args.run_dirs)
     comparison = compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
@@ -106,7 +106,7 @@ def _ladder(args: argparse.Namespace) -> int:
 
 
 def _ab(args: argparse.Namespace, a_paths: list[Path], b_paths: list[Path]) -> int:
-    from evaluator import ab
+    from evaluator.comparison import ab
     from stagebench.report.ab_table import format_ab
 
     a_dirs, b_dirs = rundir.side_runs(a_paths), rundir.side_runs(b_paths)
@@ -122,7 +122,7 @@ def _ab(args: argparse.Namespace, a_paths: list[Path], b_paths: list[Path]) -> i
 def _check(args: argparse.Namespace) -> int:
     """The regression check: exit 1 on a regression, 0 otherwise, 2 when the check could
     not be made (so that a CI job tells a slower NEW from a broken one)."""
-    from evaluator import ab
+    from evaluator.comparison import ab
     from stagebench.report.ab_table import regression_json, regression_line
 
     if len(args.run_dirs) != 1 or args.a_dirs or args.b_dirs:
@@ -162,5 +162,5 @@ def _is_ab_pair(first: Path, second: Path) -> bool:
         return True
     if kinds != ["run", "run"]:
         return False
-    stages: list[str] = [read_summary(p)["run"]["stage"] for p in (first, second)]
+    stages = [load_summary(p).run["stage"] for p in (first, second)]
     return stages[0] == stages[1]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from engines.registry import NAMES as ENGINES
-from evaluator.settings_diff import shown
+from evaluator.comparison.differences import shown
 from ground.errors import ConfigError
 from ground.stages import STAGES
 from stagebench.cli.shared import Subparsers, flag

@@ -63,7 +63,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluator.comparison_table import format_table
+    from evaluator.comparison.table import format_table
     from stagebench.console import Console
     from stagebench.history.index import record_or_warn
     from stagebench.suite.rounds import run_suite

@@ -2,7 +2,7 @@
 
 The history (:mod:`stagebench.history.index`) is an index, not a record of its own:
 every figure in it comes from a run's summary.json (read through
-:func:`evaluator.summary_file.read_summary`), a suite's comparison.json or a capacity
+:func:`evaluator.summary_file.load_summary`), a suite's comparison.json or a capacity
 search's capacity.json, so the index can be rebuilt from the directories at any time.
 A suite is one entry, with a figure per stage; its runs, which sit beside it in the
 results directory, belong to it and are no entries of their own. A capacity search's
@@ -13,17 +13,20 @@ import statistics
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.registry import engine_for
-from evaluator.comparison_rows import run_pace, trigger, variant
-from evaluator.comparison_table import steady_text
+from evaluator.comparison.differences import compared_settings, shown
+from evaluator.comparison.rows import run_pace, trigger, variant
+from evaluator.comparison.table import steady_text
 from evaluator.recovery import FIGURES, figures
-from evaluator.settings_diff import compared_settings, shown
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 from stagebench.results.documents import read_capacity, read_comparison
+
+if TYPE_CHECKING:
+    from evaluator.result import Summary
 
 NOT_KEY = {"stage", "impl", "rate", "workload", "results_dir"}
 """Settings with a column of their own, or no bearing on a figure: not repeated among an
@@ -88,32 +91,32 @@ def read_entry(path: Path) -> Entry:
             return _suite(path)
         if found == "capacity":
             return _capacity(path)
-        return _run(path, read_summary(path))
+        return _run(path, load_summary(path))
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise EvaluationError(f"{path}: not a {found} this version can index ({err!r})") from err
 
 
-def _run(path: Path, summary: dict[str, Any]) -> Entry:
-    run, lat, ci = summary["run"], summary["latency_ms"], summary.get("confidence") or {}
+def _run(path: Path, summary: "Summary") -> Entry:
+    run, lat, ci = summary.run, summary.latency_ms, summary.confidence or {}
     figure = Figure(
         stage=run["stage"], impl=variant(run["impl"], trigger(summary)), runs=1,
         engine=run.get("engine") or engine_for(run["stage"]).name,
         p50=lat.get("p50"), p50_ci95=ci.get("p50"), p99=lat.get("p99"), p99_ci95=ci.get("p99"),
-        steady=(summary.get("steady_state") or {}).get("verdict"),
-        recovery=None if (found := figures(summary.get("recovery"))) is None else [found],
+        steady=(summary.steady_state or {}).get("verdict"),
+        recovery=None if (found := figures(summary.recovery)) is None else [found],
     )  # fmt: skip
     return Entry(
-        id=path.name, kind="run", time=_time(path, summary), path=str(path),
-        workload=run.get("workload"), rate=run.get("rate"), trusted=summary.get("trusted"),
-        warnings=[str(w) for w in summary.get("warnings") or []], figures=[figure],
-        pace_ms=_pace(summary), **_conditions(summary),
+        id=path.name, kind="run", time=_time(path, summary.metadata.get("started_at")),
+        path=str(path), workload=run.get("workload"), rate=run.get("rate"),
+        trusted=summary.trusted, warnings=[str(w) for w in summary.warnings or []],
+        figures=[figure], pace_ms=run_pace(summary), **_conditions(summary),
     )  # fmt: skip
 
 
 def _suite(path: Path) -> Entry:
     doc = read_comparison(path)
     members = [r.path for r in rundir.suite_runs(path)]
-    summaries = [read_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
+    summaries = [load_summary(d) for d in members if (d / rundir.SUMMARY).is_file()]
     figures = [
         Figure(stage=r["stage"], impl=r["impl"], runs=r["repetitions"],
                engine=r.get("engine") or engine_for(r["stage"]).name, p50=r["p50"],
@@ -122,15 +125,15 @@ def _suite(path: Path) -> Entry:
         for r in doc["stages"]
     ]  # fmt: skip
     run = (doc.get("settings") or {}).get("run") or {}
-    trusted = [s.get("trusted") for s in summaries]
-    paces = [p for s in summaries if (p := _pace(s))]
+    trusted = [s.trusted for s in summaries]
+    paces = [p for s in summaries if (p := run_pace(s))]
     return Entry(
-        id=path.name, kind="suite", time=_time(path, {"created_at": doc.get("created_at")}),
+        id=path.name, kind="suite", time=_time(path, doc.get("created_at")),
         path=str(path), workload=run.get("workload"), rate=run.get("rate"),
         trusted=None if not trusted or None in trusted else all(trusted),
         warnings=[w for r in doc["stages"] for w in r.get("warnings") or []], figures=figures,
         pace_ms=statistics.median(paces) if paces else None,
-        **_conditions(summaries[0] if summaries else {}),
+        **_conditions(summaries[0] if summaries else None),
     )  # fmt: skip
 
 
@@ -145,15 +148,15 @@ def _recovery(row: dict[str, Any]) -> list[dict[str, float | None]] | None:
 def _capacity(path: Path) -> Entry:
     doc = read_capacity(path)
     probes = [path / Path(p["run_dir"]).name for p in doc["probes"] if p.get("run_dir")]
-    summaries = [read_summary(d) for d in probes if (d / rundir.SUMMARY).is_file()]
-    conditions = _conditions(summaries[0] if summaries else {})
+    summaries = [load_summary(d) for d in probes if (d / rundir.SUMMARY).is_file()]
+    conditions = _conditions(summaries[0] if summaries else None)
     machine = doc.get("machine") or {}
     if machine.get("hostname"):
         conditions["machine"] = _machine_name(machine)
-    paces = [p for s in summaries if (p := _pace(s))]
+    paces = [p for s in summaries if (p := run_pace(s))]
     stopped = doc.get("stopped")
     return Entry(
-        id=path.name, kind="capacity", time=_time(path, {}), path=str(path),
+        id=path.name, kind="capacity", time=_time(path, None), path=str(path),
         workload="latency", rate=None, trusted=None,
         warnings=[] if stopped in (None, "converged") else [f"the search stopped: {stopped}"],
         figures=[Figure(stage=doc["stage"], impl=doc["impl"], runs=len(doc["probes"]),
@@ -165,29 +168,32 @@ def _capacity(path: Path) -> Entry:
     )  # fmt: skip
 
 
-def _probes_engine(summaries: list[dict[str, Any]], stage: str) -> str | None:
+def _probes_engine(summaries: list["Summary"], stage: str) -> str | None:
     """The engine a capacity search's probes ran on: theirs where they name one, the
     stage's default for probes made before results named it; None for several."""
-    engines = {s["run"].get("engine") or engine_for(stage).name for s in summaries}
+    engines = {s.run.get("engine") or engine_for(stage).name for s in summaries}
     if not engines:
         return engine_for(stage).name
     return engines.pop() if len(engines) == 1 else None
 
 
-def _conditions(summary: dict[str, Any]) -> dict[str, Any]:
-    """commit, versions, machine and settings of an entry, from a summary (or {})."""
-    versions = summary.get("versions") or {}
-    machine = (summary.get("metadata") or {}).get("machine") or {}
+def _conditions(summary: "Summary | None") -> dict[str, Any]:
+    """commit, versions, machine and settings of an entry, from a summary (None: all
+    unknown)."""
+    if summary is None:
+        return {"commit": None, "versions": {}, "machine": None, "settings": {},
+                "key_settings": {}}  # fmt: skip
+    machine = summary.metadata.get("machine") or {}
     return {
-        "commit": versions.get("stagebench_commit"),
-        "versions": versions,
+        "commit": summary.versions.get("stagebench_commit"),
+        "versions": summary.versions,
         "machine": _machine_name(machine) if machine else None,
-        "settings": settings_of(summary) if summary else {},
-        "key_settings": key_settings(summary.get("config") or {}),
+        "settings": settings_of(summary),
+        "key_settings": key_settings(summary.config),
     }
 
 
-def settings_of(summary: dict[str, Any]) -> dict[str, str]:
+def settings_of(summary: "Summary") -> dict[str, str]:
     """Every compared setting of a run, "section.key" → value as shown ("run.rate",
     "pipeline.trigger_interval_ms")."""
     out = {}
@@ -213,21 +219,17 @@ def key_settings(config: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _pace(summary: dict[str, Any]) -> float | None:
-    return run_pace((summary.get("machine") or {}).get("pace"))
-
-
 def _machine_name(machine: dict[str, Any]) -> str:
     host, cores = machine.get("hostname") or "unknown host", machine.get("cores")
     return f"{host} ({cores} cores)" if cores else host
 
 
-def _time(path: Path, doc: dict[str, Any]) -> str:
+def _time(path: Path, started: str | None) -> str:
     """When the entry began, ISO UTC to the second: the stamp its directory's name
-    starts with, else its own record of the start, else the directory's time."""
+    starts with, else its own record of the start (``started``, ISO), else the
+    directory's time."""
     if stamp := rundir.started_at(path.name):
         return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-    started = (doc.get("metadata") or {}).get("started_at") or doc.get("created_at")
     when = (
         datetime.fromisoformat(started)
         if started

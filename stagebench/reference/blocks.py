@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from evaluator.compare import Comparison, compare
-from evaluator.comparison_table import format_table
-from evaluator.summary_file import read_summary
+from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.table import format_table
+from evaluator.summary_file import load_summary
 from ground import rundir
 from stagebench.capacity.table import format_table as capacity_table
 from stagebench.capacity.table import headline
@@ -87,7 +87,7 @@ def _suite_line(root: Path, name: str, where: Path) -> str:
     suite_dir = stored_dir(root, "suite", name)
     run_dirs = [r.path for r in rundir.suite_runs(suite_dir)]
     suite = read_comparison(suite_dir)
-    return suite_line(name, suite, [read_summary(d) for d in run_dirs], where)
+    return suite_line(name, suite, [load_summary(d) for d in run_dirs], where)
 
 
 def capacity_body(root: Path, names: list[str], where: Path) -> str:

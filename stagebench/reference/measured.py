@@ -8,11 +8,14 @@ its date in its directory's name).
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.registry import engines
 from ground import rundir
 from stagebench.reference.data import data_links
+
+if TYPE_CHECKING:
+    from evaluator.result import Summary
 
 
 def _one(values: Iterable[Any]) -> str:
@@ -57,27 +60,29 @@ def measured_line(
     )
 
 
-def suite_line(
-    name: str, suite: Mapping[str, Any], summaries: list[dict[str, Any]], where: Path
-) -> str:
+def suite_line(name: str, suite: Mapping[str, Any], summaries: list["Summary"], where: Path) -> str:
     """:func:`measured_line` of the stored suite ``name`` for a doc in ``where``:
-    ``suite`` is its comparison.json, ``summaries`` its runs' summary.json."""
-    meta = [s.get("metadata") or {} for s in summaries]
+    ``suite`` is its comparison.json, ``summaries`` its runs' summaries."""
     # the runs' own starts (UTC); the suite's writing when they recorded none
-    started = [m["started_at"] for m in meta if m.get("started_at")] or [suite.get("created_at")]
-    machines = [
-        {"cores": (m.get("machine") or {}).get("cores") or (s.get("machine") or {}).get("cores"),
-         "processor": (m.get("machine") or {}).get("processor")}
-        for m, s in zip(meta, summaries, strict=True)
-    ]  # fmt: skip
-    brokers = [((s.get("machine") or {}).get("broker") or {}).get("kind") for s in summaries]
+    started: list[str | None] = [t for s in summaries if (t := s.metadata.get("started_at"))] or [
+        suite.get("created_at")
+    ]
+    machines = [_machine(s) for s in summaries]
+    brokers = [((s.machine or {}).get("broker") or {}).get("kind") for s in summaries]
     return measured_line(
         (str(t)[:10] for t in started if t),
         machines,
-        [s.get("versions") or {} for s in summaries],
+        [s.versions for s in summaries],
         brokers,
         data_links([name], where),
     )
+
+
+def _machine(summary: "Summary") -> dict[str, Any]:
+    """The cores and processor of the machine a run ran on."""
+    machine = summary.metadata.get("machine") or {}
+    cores = machine.get("cores") or (summary.machine or {}).get("cores")
+    return {"cores": cores, "processor": machine.get("processor")}
 
 
 def capacity_line(names: list[str], docs: list[dict[str, Any]], where: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.base import IMPLS
-from evaluator.comparison_result import ComparisonRow
+from evaluator.comparison.result import ComparisonRow
 from evaluator.number_format import format_estimate, format_exact, format_ms
 from ground.stages import STAGES
 from stagebench.reference.data import relative

@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError, StagebenchError
 from stagebench.reference.blocks import Block, blocks, body, rewrite
@@ -73,7 +73,7 @@ def _store_suite(suite_dir: Path, target: Path) -> None:
     directory of the run's name inside ``target``."""
     run_dirs = [r.path for r in rundir.suite_runs(suite_dir)]
     for run_dir in run_dirs:
-        read_summary(run_dir)
+        load_summary(run_dir)
     target.mkdir(parents=True)
     shutil.copyfile(suite_dir / rundir.COMPARISON, target / rundir.COMPARISON)
     for run_dir in run_dirs:

@@ -1,13 +1,13 @@
 """The terminal side of an A/B comparison and of the regression check (their maths:
-:mod:`evaluator.ab`): a table of the changes with what differs between the sides above
+:mod:`evaluator.comparison.ab`): a table of the changes with what differs between the sides above
 it, and the regression check's one line and JSON."""
 
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluator.ab import WITHHELD, ABComparison, Change, Regression
-from evaluator.increments import WITHIN_RUN
+from evaluator.comparison.ab import WITHHELD, ABComparison, Change, Regression
+from evaluator.comparison.increments import WITHIN_RUN
 from evaluator.number_format import format_estimate, format_ms
 from evaluator.significance import ALPHA
 

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from evaluator import hdrlog
-from evaluator.summary_file import read_summary
+from evaluator.result import Summary
+from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 
@@ -41,7 +42,7 @@ class RunData:
     the copy in summary.json where the evaluation was written elsewhere (``--out``)."""
 
     dir: Path
-    summary: dict[str, Any]
+    summary: Summary
     config: dict[str, Any] | None
     timeseries: pd.DataFrame | None
     cdf: Cdf | None
@@ -76,12 +77,12 @@ def _csv(path: Path) -> pd.DataFrame | None:
 
 
 def load_run(run_dir: Path) -> RunData:
-    summary = read_summary(run_dir)
+    summary = load_summary(run_dir)
     parquet = run_dir / rundir.LATENCIES
     return RunData(
         dir=run_dir,
         summary=summary,
-        config=read_json(run_dir / rundir.CONFIG) or summary.get("config"),
+        config=read_json(run_dir / rundir.CONFIG) or summary.config,
         timeseries=_csv(run_dir / rundir.TIMESERIES),
         cdf=cdf(hdrlog.measured(parquet)[1]) if parquet.exists() else None,
         resources=_csv(run_dir / rundir.RESOURCES),

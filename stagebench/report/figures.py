@@ -17,6 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from evaluator.record import Stats
+from evaluator.result import Summary
 from stagebench.report.data import Cdf
 from stagebench.resources.sampler import MACHINE, OUTSIDE
 
@@ -76,10 +78,9 @@ def _layout(fig: go.Figure, title: str, **layout: Any) -> go.Figure:
     return fig
 
 
-def origin_ms(summary: dict[str, Any]) -> int:
+def origin_ms(summary: Summary) -> int:
     """Time 0 of a run's plots: the start of its measured period."""
-    start: int = summary["period"]["measured_from_ms"]
-    return start
+    return summary.period.measured_from_ms
 
 
 def latency_lines(series: pd.DataFrame, origin: int, name: str = "") -> list[Line]:
@@ -96,14 +97,14 @@ def _nan_to_none(values: pd.Series) -> list[float | None]:
     return [None if pd.isna(v) else float(v) for v in values]
 
 
-def period_bands(summary: dict[str, Any], series: pd.DataFrame | None) -> list[Band]:
+def period_bands(summary: Summary, series: pd.DataFrame | None) -> list[Band]:
     """The warm-up before the measured period (and lead-in, when there was one) and the
     tail after it: what is drawn but not measured."""
-    period, origin = summary["period"], origin_ms(summary)
+    origin = origin_ms(summary)
     first = series["second"].min() - origin / 1000 if series is not None else 0.0
     last = series["second"].max() + 1 - origin / 1000 if series is not None else 0.0
-    end = (period["measured_to_ms"] - origin) / 1000
-    lead_in = ((summary.get("config") or {}).get("run") or {}).get("lead_in_s")
+    end = (summary.period.measured_to_ms - origin) / 1000
+    lead_in = (summary.config.get("run") or {}).get("lead_in_s")
     bands = []
     if first < 0:
         label = "lead-in and warm-up" if lead_in else "warm-up"
@@ -113,10 +114,10 @@ def period_bands(summary: dict[str, Any], series: pd.DataFrame | None) -> list[B
     return bands
 
 
-def disturbance_bands(summary: dict[str, Any]) -> tuple[list[Band], list[tuple[float, str]]]:
+def disturbance_bands(summary: Summary) -> tuple[list[Band], list[tuple[float, str]]]:
     """Each fault or burst window from summary.json's ``recovery``, where its latency
     recovered (or that it did not) and, where that was another time, where it settled."""
-    recovery = summary.get("recovery") or {}
+    recovery = summary.recovery or {}
     origin = origin_ms(summary)
     bands, marks = [], []
     for window in recovery.get("windows") or []:
@@ -188,7 +189,7 @@ def throughput_lines(series: pd.DataFrame, origin: int, name: str = "") -> list[
     ]
 
 
-def cdf_figure(curves: list[tuple[str, Cdf]], marks: dict[str, float] | None = None) -> go.Figure:
+def cdf_figure(curves: list[tuple[str, Cdf]], marks: Stats | None = None) -> go.Figure:
     """The distribution of measured latencies on a log axis; ``marks``: summary.json's
     percentiles drawn as vertical lines named with their values."""
     fig = go.Figure()
@@ -203,8 +204,8 @@ def cdf_figure(curves: list[tuple[str, Cdf]], marks: dict[str, float] | None = N
                 hovertemplate="%{customdata:,.1f} ms: %{y:.5f}<extra></extra>",
             )
         )
-    for key, label in MARKED if marks else ():
-        value = marks.get(key)  # type: ignore[union-attr]
+    for key, label in MARKED:
+        value = (marks or {}).get(key)
         if value is None:
             continue
         text = f"{label} {value:,.3f}".rstrip("0").rstrip(".") + " ms"

@@ -15,10 +15,10 @@ from stagebench.resources.sampler import MACHINE
 
 def run_page(run: RunData) -> tuple[str, list[str]]:
     s = run.summary
-    meta = s["run"]
+    meta = s.run
     title = f"Run {meta['id']}: stage {meta['stage']} ({meta['impl']})"
     origin = figures.origin_ms(s)
-    trusted = s.get("trusted") is not False
+    trusted = s.trusted is not False
     lead = (
         f'<p class="lead"><span class="badge {"trusted" if trusted else "untrusted"}">'
         f"{'trusted' if trusted else 'NOT TRUSTED'}</span> workload {escape(meta['workload'])}, "
@@ -43,30 +43,30 @@ def run_page(run: RunData) -> tuple[str, list[str]]:
             )
         )
     if run.cdf is not None:
-        latency.append(figure(figures.cdf_figure([(meta["stage"], run.cdf)], s["latency_ms"])))
+        latency.append(figure(figures.cdf_figure([(meta["stage"], run.cdf)], s.latency_ms)))
     return title, [
         lead,
-        section("Latency", *latency, tables.recovery_table(s.get("recovery"), origin)),
+        section("Latency", *latency, tables.recovery_table(s.recovery, origin)),
         section("Throughput", *_throughput(run, origin)),
         section("Resources", *_resources(run, origin)),
         section(
             "Warnings and conditions",
-            tables.warnings_list(s.get("warnings", []), not trusted),
+            tables.warnings_list(s.warnings, not trusted),
             tables.conditions(s),
-            f"<details><summary>records</summary>{tables.records_table(s['records'])}</details>",
+            f"<details><summary>records</summary>{tables.records_table(s.records)}</details>",
         ),
         section("Effective configuration", tables.config_tables(run.config)),
     ]
 
 
 def _throughput(run: RunData, origin: int) -> list[str]:
-    t = run.summary.get("throughput") or {}
+    t = run.summary.throughput
     text = (
-        f"<p>Input {format_exact(t.get('input_mps'))} msg/s, output "
-        f"{format_exact(t.get('output_mps'))} msg/s over the measured period; peak output "
-        f"{format_exact(t.get('peak_output_mps'))} msg/s; first output "
-        f"{format_exact(t.get('first_output_delay_ms'))} ms after the first input; drained "
-        f"{format_exact(t.get('drain_ms'))} ms after the last.</p>"
+        f"<p>Input {format_exact(t.input_mps)} msg/s, output "
+        f"{format_exact(t.output_mps)} msg/s over the measured period; peak output "
+        f"{format_exact(t.peak_output_mps)} msg/s; first output "
+        f"{format_exact(t.first_output_delay_ms)} ms after the first input; drained "
+        f"{format_exact(t.drain_ms)} ms after the last.</p>"
     )
     if run.timeseries is None:
         return [text]
@@ -81,7 +81,7 @@ def _throughput(run: RunData, origin: int) -> list[str]:
 
 
 def _resources(run: RunData, origin: int) -> list[str]:
-    usage = (run.summary.get("metadata") or {}).get("resources") or {}
+    usage = run.summary.metadata.get("resources") or {}
     keys = (
         "samples",
         "cpu_percent_mean",
@@ -100,6 +100,6 @@ def _resources(run: RunData, origin: int) -> list[str]:
     ]
     parts = [tables.table(["process", *keys], rows)] if rows else []
     if run.resources is not None:
-        cores = (run.summary.get("machine") or {}).get("cores")
+        cores = (run.summary.machine or {}).get("cores")
         parts.append(figure(figures.resources_figure(run.resources, origin, cores)))
     return parts or ["<p>No resources were sampled.</p>"]

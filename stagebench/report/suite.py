@@ -152,9 +152,9 @@ def _engine_cpu(runs: Labelled) -> go.Figure:
 def _resources_table(runs: Labelled) -> str:
     rows = []
     for label, run in runs:
-        usage = (run.summary.get("metadata") or {}).get("resources") or {}
+        usage = run.summary.metadata.get("resources") or {}
         engine, broker = usage.get("engine") or {}, usage.get("broker") or {}
-        machine = run.summary.get("machine") or {}
+        machine = run.summary.machine or {}
         share = machine.get("saturated_share")
         rows.append(
             [
@@ -185,13 +185,12 @@ def _resources_table(runs: Labelled) -> str:
 
 def _conditions(label: str, run: RunData) -> str:
     s = run.summary
-    warnings = s.get("warnings", [])
-    head = f"{label}: {len(warnings)} warning(s)" + (
-        ", NOT TRUSTED" if s.get("trusted") is False else ""
+    head = f"{label}: {len(s.warnings)} warning(s)" + (
+        ", NOT TRUSTED" if s.trusted is False else ""
     )
     return (
         f"<details><summary>{escape(head)}</summary>"
-        f"{tables.warnings_list(warnings, s.get('trusted') is False)}{tables.conditions(s)}"
+        f"{tables.warnings_list(s.warnings, s.trusted is False)}{tables.conditions(s)}"
         "</details>"
     )
 

@@ -11,9 +11,11 @@ from html import escape
 from typing import Any
 
 from evaluator.caveats import seconds_worth
-from evaluator.increments import WITHIN_RUN
+from evaluator.comparison.increments import WITHIN_RUN
 from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
+from evaluator.record import as_dict
 from evaluator.recovery import cause_text, level_text
+from evaluator.result import Records, Summary
 
 STATS = ("count", "mean", "min", "p50", "p95", "p99", "p99_9", "p99_99", "max")
 
@@ -48,9 +50,9 @@ def cell(text: Any) -> str:
     return f"<td>{escape(format_exact(text))}</td>"
 
 
-def latency_table(summary: dict[str, Any]) -> str:
+def latency_table(summary: Summary) -> str:
     """The run's latency ladder with the 95 % intervals of p50 and p99."""
-    lat, ci = summary["latency_ms"], summary.get("confidence") or {}
+    lat, ci = summary.latency_ms, summary.confidence or {}
     rows = []
     for key in STATS:
         if key == "count":
@@ -62,8 +64,8 @@ def latency_table(summary: dict[str, Any]) -> str:
     return table(["statistic", "ms (broker clock)", "95 % interval"], rows, "stats")
 
 
-def records_table(records: dict[str, Any]) -> str:
-    rows = [[cell(k), num(v)] for k, v in records.items() if not isinstance(v, dict)]
+def records_table(records: Records) -> str:
+    rows = [[cell(k), num(v)] for k, v in as_dict(records).items() if not isinstance(v, dict)]
     return table(["records", "count"], rows)
 
 
@@ -111,14 +113,14 @@ def warnings_list(warnings: list[str], untrusted: bool = False) -> str:
     return f'<ul class="warnings">{"".join(items)}</ul>'
 
 
-def conditions(summary: dict[str, Any]) -> str:
+def conditions(summary: Summary) -> str:
     """Steady verdict, pace, machine load and Kafka, as a definition list."""
-    steady = summary.get("steady_state") or {}
-    machine = summary.get("machine") or {}
+    steady = summary.steady_state or {}
+    machine = summary.machine or {}
     pace = machine.get("pace") or {}
     broker = machine.get("broker") or {}
-    warmup = (summary.get("metadata") or {}).get("warmup") or summary.get("warmup") or {}
-    versions = summary.get("versions") or {}
+    warmup = summary.metadata.get("warmup") or summary.warmup or {}
+    versions = summary.versions
     items = {
         "steady": (
             f"{steady['verdict']}: per-second p50 "

@@ -8,7 +8,7 @@ row of its own.
 A round runs every stage once, in the order of :mod:`stagebench.suite.order`
 (printed and kept in comparison.json). Each increment is taken within a
 round (stage − previous stage of the same round); with ``repeat`` ≥ 3 its
-interval comes from the per-round differences (:mod:`evaluator.increments`). One
+interval comes from the per-round differences (:mod:`evaluator.comparison.increments`). One
 round says how precisely each run measured its stage, not whether the next
 run would agree, so it gives no significance verdict. A run that fails leaves its
 round without that stage, and the suite goes on: hours of other runs still make a
@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypedDict
 
-from evaluator.compare import Comparison, compare
-from evaluator.comparison_table import to_markdown
+from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.table import to_markdown
 from evaluator.summary_file import is_incomplete
 from ground import rundir
 from ground.errors import StagebenchError

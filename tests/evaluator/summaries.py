@@ -1,6 +1,6 @@
 """Whole :class:`~evaluator.result.Summary` records made in a test from the sections it
 cares about: the rest is summary_golden.json's run that read no input, without its
-steadiness and intervals, with the sections added since (null)."""
+steadiness and intervals, with no versions, with the sections added since (null)."""
 
 import json
 from pathlib import Path
@@ -17,7 +17,7 @@ RECORDS = ("period", "records", "throughput", "evaluation")
 def summary_doc(**sections: Any) -> dict[str, Any]:
     """summary.json's document with ``sections`` in place of the base's."""
     doc = json.loads(GOLDEN.read_text())["no_inputs_read"]
-    doc.update(steady_state=None, confidence=None, input_lateness=None, updates=None)
+    doc.update(versions={}, steady_state=None, confidence=None, input_lateness=None, updates=None)
     for name, value in sections.items():
         doc[name] = {**doc[name], **value} if name in RECORDS else value
     return doc

@@ -3,7 +3,7 @@ check, and what differs between the sides."""
 
 import pytest
 
-from evaluator.ab import (
+from evaluator.comparison.ab import (
     FASTER,
     NO_VERDICT,
     SAME,
@@ -16,10 +16,11 @@ from evaluator.ab import (
     setting_changes,
 )
 from ground.errors import EvaluationError
+from tests.evaluator.summaries import made_summary
 
 
 def runs(stage, p50s, p99_factor=2.0, impl="builtin", ci=0.03):
-    """Per-run rows as evaluator.comparison_rows.run_row gives them."""
+    """Per-run rows as evaluator.comparison.rows.run_row gives them."""
     return [
         {"stage": stage, "impl": impl, "p50": v, "p99": v * p99_factor,
          "p50_ci95": [v * (1 - ci), v * (1 + ci)],
@@ -102,13 +103,13 @@ def test_a_significant_rise_from_a_p50_of_0_exceeds_any_limit():
 
 
 def summary(trigger=0, pace=13.0, kafka="4.3.1", host="box"):
-    return {
-        "run": {"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
-        "config": {"pipeline": {"trigger_interval_ms": trigger, "run_id": "x"}},
-        "versions": {"kafka_broker": kafka},
-        "machine": {"pace": {"before_ms": pace, "after_ms": pace}, "broker": {"kind": "embedded"}},
-        "metadata": {"machine": {"hostname": host, "cores": 2}},
-    }
+    return made_summary(
+        run={"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
+        config={"pipeline": {"trigger_interval_ms": trigger, "run_id": "x"}},
+        versions={"kafka_broker": kafka},
+        machine={"pace": {"before_ms": pace, "after_ms": pace}, "broker": {"kind": "embedded"}},
+        metadata={"machine": {"hostname": host, "cores": 2}},
+    )
 
 
 def test_the_settings_that_differ_between_the_sides_are_listed_with_each_sides_values():

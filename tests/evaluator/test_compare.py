@@ -2,33 +2,27 @@ import json
 
 import pytest
 
-from evaluator.compare import Comparison, compare
-from evaluator.comparison_table import format_table, to_markdown
-from evaluator.settings_diff import differences
-from evaluator.summary_file import SCHEMA_VERSION
+from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.differences import differences
+from evaluator.comparison.table import format_table, to_markdown
 from ground.errors import EvaluationError
+from tests.evaluator.summaries import made_summary, summary_doc
 
-NOTHING_MORE = {
-    "schema_version": SCHEMA_VERSION,
-    "warnings": [],
-    "confidence": None,
-    "steady_state": None,
-    "machine": None,
-}
-"""The sections a summary always has, empty: no warnings, intervals, verdict or pace."""
+NOTHING_MORE = {"warnings": [], "confidence": None, "steady_state": None, "machine": None}
+"""The sections a test's summary has empty: no warnings, intervals, verdict or pace."""
 
 
 def _run(tmp_path, name, stage, impl, p50, p95, p99, run=None, **sections):
-    """A run directory with a hand-written summary.json; ``run`` adds keys to its run
-    section, ``sections`` adds top-level sections (warnings, confidence, config, …)."""
+    """A run directory with a made-up summary.json (:func:`summary_doc`); ``run`` adds
+    keys to its run section, ``sections`` replaces sections (warnings, confidence,
+    config, …)."""
     run_dir = tmp_path / name
     run_dir.mkdir()
-    summary = {
-        **NOTHING_MORE,
-        "run": {"stage": stage, "impl": impl, **(run or {})},
-        "latency_ms": {"p50": p50, "p95": p95, "p99": p99},
-        **sections,
-    }
+    summary = summary_doc(
+        **{**NOTHING_MORE, **sections},
+        run={"stage": stage, "impl": impl, **(run or {})},
+        latency_ms={"p50": p50, "p95": p95, "p99": p99},
+    )
     (run_dir / "summary.json").write_text(json.dumps(summary))
     return run_dir
 
@@ -92,16 +86,17 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
 
 def test_foreign_summary_is_an_evaluation_error_naming_the_file(tmp_path):
     latency = {"p50": 1, "p95": 1, "p99": 1}
-    ingest = {**NOTHING_MORE, "run": {"stage": "ingest", "impl": "builtin"}}
+    ingest = summary_doc(**NOTHING_MORE, run={"stage": "ingest", "impl": "builtin"})
     for name, doc in (
         ("unversioned", {k: v for k, v in ingest.items() if k != "schema_version"}),
-        ("latency", {**ingest, "latency": {"p50": 1}}),
-        ("stage", {**ingest, "run": {"stage": "window", "impl": "builtin"}, "latency_ms": latency}),
+        ("whole", {k: v for k, v in ingest.items() if k != "latency_ms"}),
+        ("latency", {**ingest, "latency_ms": {"p50": 1}}),
+        ("stage", {**ingest, "run": {"stage": "window", "impl": "builtin"}}),
         ("text", {**ingest, "latency_ms": {**latency, "p50": "x"}}),
-        ("warnings", {**ingest, "latency_ms": latency, "warnings": None}),
+        ("warnings", {**ingest, "warnings": None}),
         ("list", [1, 2]),
-        ("ci", {**ingest, "latency_ms": latency, "confidence": {"p50": "x", "p99": [1, 2]}}),
-        ("verdict", {**ingest, "latency_ms": latency, "steady_state": {"verdict": "wobbly"}}),
+        ("ci", {**ingest, "confidence": {"p50": "x", "p99": [1, 2]}}),
+        ("verdict", {**ingest, "steady_state": {"verdict": "wobbly"}}),
     ):
         run_dir = tmp_path / name
         run_dir.mkdir()
@@ -219,9 +214,10 @@ def test_mixed_runs_are_refused_naming_each_difference(tmp_path):
 
 def test_differences_name_every_run_on_a_tie_and_count_absent_values():
     summaries = {
-        "results/x": {"run": {"stage": "ingest", "bootstrap": "kafka-a:9092"}},
-        "results/y": {"run": {"stage": "parse", "bootstrap": "kafka-b:9092"},
-                      "config": {"evaluator": {"end_cut_s": 2}}},
+        "results/x": made_summary(run={"stage": "ingest", "bootstrap": "kafka-a:9092"},
+                                  config={}),
+        "results/y": made_summary(run={"stage": "parse", "bootstrap": "kafka-b:9092"},
+                                  config={"evaluator": {"end_cut_s": 2}}),
     }  # fmt: skip
     assert differences(summaries) == [
         "bootstrap: kafka-a:9092 in 1 run (x), kafka-b:9092 in 1 run (y)",
@@ -234,10 +230,10 @@ def test_runs_named_an_engine_compare_with_runs_before_engines_were_named():
     """The engine is a row's, as its stage and implementation are: a run of `--engine
     spark` compares with a default run and with one whose config has no engine."""
     summaries = {
-        "results/x": {"run": {"stage": "floor"}, "config": {"run": {"engine": "spark"},
-                                                           "pipeline": {"engine": "spark"}}},
-        "results/y": {"run": {"stage": "ingest"}, "config": {"run": {"engine": ""}}},
-        "results/z": {"run": {"stage": "join"}, "config": {"run": {}}},
+        "results/x": made_summary(run={"stage": "floor"}, config={
+            "run": {"engine": "spark"}, "pipeline": {"engine": "spark"}}),
+        "results/y": made_summary(run={"stage": "ingest"}, config={"run": {"engine": ""}}),
+        "results/z": made_summary(run={"stage": "join"}, config={"run": {}}),
     }  # fmt: skip
     assert differences(summaries) == []
 

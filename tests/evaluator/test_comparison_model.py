@@ -2,7 +2,7 @@
 dict-built ones did.
 
 comparison_golden.json holds, for a few hand-made suites and comparisons, the documents
-written before :class:`~evaluator.comparison_result.ComparisonRow` existed: a suite's
+written before :class:`~evaluator.comparison.result.ComparisonRow` existed: a suite's
 comparison.json of one round and of three (its id and time left out, the results
 directory named ``<results>``), ``compare --json`` of runs of two implementations made
 apart with their own intervals, warnings and paces, of runs that differ in more than

@@ -1,27 +1,29 @@
 """What differs between runs' settings: an engine's table among that engine's runs only,
 and runs made before engines had tables compare as if they had them."""
 
-from evaluator.settings_diff import compared_settings, differences
+from evaluator.comparison.differences import compared_settings, differences
+from evaluator.result import Summary
+from tests.evaluator.summaries import made_summary
 
 
-def _summary(engine: str | None, **spark) -> dict:
+def _summary(engine: str | None, **spark) -> Summary:
     """A summary as a run writes it now: the engine's table ``engine.<name>``."""
     config = {"run": {"stage": "x"}, "pipeline": {"watermark_delay_ms": 500}}
     if engine == "spark":
         config["engine.spark"] = {"master": "local[2]", "shuffle_partitions": 2, **spark}
-    return {"run": {"rate": 400, "engine": engine}, "config": config}
+    return made_summary(run={"rate": 400, "engine": engine}, config=config)
 
 
-def _before_tables(**pipeline) -> dict:
+def _before_tables(**pipeline) -> Summary:
     """A summary of a run made when Spark's settings were ``[run]``'s and ``[pipeline]``'s."""
-    return {
-        "run": {"rate": 400},
-        "config": {
+    return made_summary(
+        run={"rate": 400},
+        config={
             "run": {"stage": "x", "master": "local[2]"},
             "pipeline": {"watermark_delay_ms": 500, "master": "local[2]",
                          "shuffle_partitions": 2, **pipeline},
         },
-    }  # fmt: skip
+    )  # fmt: skip
 
 
 def test_an_engines_table_is_compared_key_by_key():

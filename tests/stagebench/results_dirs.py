@@ -21,13 +21,12 @@ from engines.config import PipelineConfig
 from evaluator import hdrlog
 from evaluator.config import EvaluatorConfig
 from evaluator.stats import describe, timeseries
-from evaluator.summary_file import SCHEMA_VERSION
 from ground import rundir
 from publisher.config import PublisherConfig
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.suite import rounds as suite
-from tests.evaluator.summaries import made_summary
+from tests.evaluator.summaries import made_summary, summary_doc
 
 START_MS = 1_795_706_610_000
 """Start of every made-up run's measured period (broker clock)."""
@@ -131,8 +130,7 @@ def summary(stage: str, run_id: str, frame: pd.DataFrame, fault: bool) -> dict:
     warmup = {"mode": "fixed", "seconds": float(WARMUP_S), "settled": None}
     warnings = ["not steady: per-second p50 falling by -30 ms/min (95 % interval -40 to -20): "
                 "still warming up; measure longer or warm up longer"] if fault else []  # fmt: skip
-    return {
-        "schema_version": SCHEMA_VERSION,
+    return summary_doc(**{
         "run": {"id": run_id, "stage": stage, "impl": "builtin", "workload": "latency",
                 "engine": "floor" if stage == "floor" else "spark",
                 "rate": float(RATE), "duration_s": float(MEASURED_S), "bootstrap": "127.0.0.1:9092",
@@ -162,7 +160,7 @@ def summary(stage: str, run_id: str, frame: pd.DataFrame, fault: bool) -> dict:
         "evaluation": {"engine": "pandas",
                        "percentile_method": "numpy.percentile method='linear' on all values"},
         "warnings": warnings,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def make_run(parent: Path, stage: str, run_id: str, fault: bool = False, seed: int = 0) -> Path:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from evaluator.summary_file import SCHEMA_VERSION
+from tests.evaluator.summaries import summary_doc
 from tests.stagebench.cli.test_errors import stagebench
 from tests.stagebench.results_dirs import make_suite
 
@@ -16,16 +16,14 @@ def make_runs(parent, name, p50s, trigger=0):
     for i, p50 in enumerate(p50s):
         run_dir = parent / f"20261126T15{i:02d}00Z-ingest-{name}{i}"
         run_dir.mkdir(parents=True)
-        summary = {
-            "schema_version": SCHEMA_VERSION,
-            "run": {"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
-            "config": {"pipeline": {"trigger_interval_ms": trigger}},
-            "latency_ms": {"p50": p50, "p95": 1.5 * p50, "p99": 2 * p50},
-            "confidence": {"p50": [p50 - 1, p50 + 1], "p99": [2 * p50 - 4, 2 * p50 + 4]},
-            "warnings": [], "steady_state": None,
-            "machine": {"pace": {"before_ms": 13.0, "after_ms": 13.2}},
-            "records": {"missing": 0}, "trusted": True,
-        }  # fmt: skip
+        summary = summary_doc(
+            run={"stage": "ingest", "impl": "builtin", "rate": 400.0, "workload": "latency"},
+            config={"pipeline": {"trigger_interval_ms": trigger}},
+            latency_ms={"p50": p50, "p95": 1.5 * p50, "p99": 2 * p50},
+            confidence={"p50": [p50 - 1, p50 + 1], "p99": [2 * p50 - 4, 2 * p50 + 4]},
+            machine={"pace": {"before_ms": 13.0, "after_ms": 13.2}},
+            records={"missing": 0}, trusted=True,
+        )  # fmt: skip
         (run_dir / "summary.json").write_text(json.dumps(summary))
         dirs.append(str(run_dir))
     return dirs

@@ -4,6 +4,7 @@ suite and a capacity search drawn from made-up results directories."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -43,27 +44,27 @@ def test_a_fault_is_shaded_and_its_recovery_marked_from_the_summary(tmp_path):
         ("broker-kill", FAULT_AT_S, FAULT_AT_S + FAULT_S)
     ]
     assert marks == [(FAULT_AT_S + FAULT_S + 2.0, "recovered 2 s after the broker-kill")]
-    not_back = {**run.summary["recovery"]["windows"][0], "recovered": False}
-    summary = {**run.summary, "recovery": {"windows": [not_back]}}
+    not_back = {**run.summary.recovery["windows"][0], "recovered": False}
+    summary = replace(run.summary, recovery={"windows": [not_back]})
     assert figures.disturbance_bands(summary)[1] == [
         (FAULT_AT_S + FAULT_S, "not recovered after the broker-kill")
     ]
-    assert figures.disturbance_bands({**run.summary, "recovery": None}) == ([], [])
+    assert figures.disturbance_bands(replace(run.summary, recovery=None)) == ([], [])
 
 
 def test_where_the_latency_settled_is_marked_when_it_is_not_the_recovery(tmp_path):
     run = load_run(make_run(tmp_path, "join", "0000000c", fault=True))
-    window = run.summary["recovery"]["windows"][0]
+    window = run.summary.recovery["windows"][0]
     elsewhere = {**window, "recovered": False, "recovery_s": None, "settled_s": 3.0,
                  "offset": 0.31, "level": "new"}  # fmt: skip
-    summary = {**run.summary, "recovery": {"windows": [elsewhere]}}
+    summary = replace(run.summary, recovery={"windows": [elsewhere]})
     assert figures.disturbance_bands(summary)[1] == [
         (FAULT_AT_S + FAULT_S, "not recovered after the broker-kill"),
         (FAULT_AT_S + FAULT_S + 3.0, "settled 3 s after the broker-kill at +31 % of before"),
     ]
     # at the level before, the recovery's mark is the settled one too
     back = {**window, "settled_s": 2.0, "offset": 0.02, "level": "before"}
-    summary = {**run.summary, "recovery": {"windows": [back]}}
+    summary = replace(run.summary, recovery={"windows": [back]})
     assert figures.disturbance_bands(summary)[1] == [
         (FAULT_AT_S + FAULT_S + 2.0, "recovered 2 s after the broker-kill")
     ]

@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluator.compare import compare
-from evaluator.summary_file import SCHEMA_VERSION
+from evaluator.comparison.compare import compare
+from evaluator.record import from_dict
+from evaluator.result import Summary
 from ground import rundir
 from ground.errors import StagebenchError
 from stagebench.config.layers import Settings
@@ -16,7 +17,7 @@ from stagebench.console import Console
 from stagebench.run import warmup as app_warmup
 from stagebench.suite import rounds as suite
 from stagebench.suite.order import round_orders
-from tests.evaluator.summaries import made_summary
+from tests.evaluator.summaries import summary_doc
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("join", "builtin")]
 
@@ -33,22 +34,15 @@ def fake_runs(monkeypatch, tmp_path):
         run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
         run_dir.mkdir()
         value = p50[run.stage] + len(ran)
-        summary = {
-            "schema_version": SCHEMA_VERSION,
-            "run": {"stage": run.stage, "impl": run.impl},
-            "latency_ms": {"p50": value, "p95": value, "p99": 2 * value},
-            "confidence": {"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
-            "records": {"missing": 0},
-            "trusted": True,
-            "warnings": [],
-            "steady_state": None,
-            "machine": None,
-        }
-        (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(
-            run_dir=run_dir,
-            summary=made_summary(records=summary["records"], trusted=summary["trusted"]),
+        summary = summary_doc(
+            run={"stage": run.stage, "impl": run.impl},
+            latency_ms={"p50": value, "p95": value, "p99": 2 * value},
+            confidence={"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
+            records={"missing": 0},
+            trusted=True,
         )
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+        return SimpleNamespace(run_dir=run_dir, summary=from_dict(Summary, summary))
 
     monkeypatch.setattr(suite, "execute", execute)
     return ran
@@ -167,21 +161,16 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
         value = {"parse": 30.0, "tumbling-union": 500.0}[run.stage] / (
             10 if trigger == "real-time" else 1
         )
-        summary = {
-            "schema_version": SCHEMA_VERSION,
-            "run": {"stage": run.stage, "impl": run.impl},
-            "config": {"pipeline": {"trigger": trigger}},
-            "latency_ms": {"p50": value, "p95": value, "p99": value},
-            "confidence": None, "records": {"missing": 0}, "trusted": True,
-            "warnings": [], "steady_state": None, "machine": None,
-            "updates": {"first_update_ms": {"p50": 5.0, "p99": 9.0},
-                        "per_window": {"mean": 3.0}} if run.stage != "parse" else None,
-        }  # fmt: skip
+        summary = summary_doc(
+            run={"stage": run.stage, "impl": run.impl},
+            config={"pipeline": {"trigger": trigger}},
+            latency_ms={"p50": value, "p95": value, "p99": value},
+            records={"missing": 0}, trusted=True,
+            updates={"first_update_ms": {"p50": 5.0, "p99": 9.0},
+                     "per_window": {"mean": 3.0}} if run.stage != "parse" else None,
+        )  # fmt: skip
         (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(
-            run_dir=run_dir,
-            summary=made_summary(records=summary["records"], trusted=summary["trusted"]),
-        )
+        return SimpleNamespace(run_dir=run_dir, summary=from_dict(Summary, summary))
 
     monkeypatch.setattr(suite, "execute", execute)
     stages = [("parse", "builtin"), ("tumbling-union", "builtin"),

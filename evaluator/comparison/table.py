@@ -1,14 +1,14 @@
 """The stage table as text: a terminal table and the same in Markdown, with what its
-numbers mean and its rows' warnings underneath (the numbers: :mod:`evaluator.compare`,
+numbers mean and its rows' warnings underneath (the numbers: :mod:`evaluator.comparison.compare`,
 each formatted by :mod:`evaluator.number_format`)."""
 
 from collections import Counter
 from collections.abc import Callable
 
-from evaluator.compare import Comparison
-from evaluator.comparison_result import ComparisonRow
-from evaluator.comparison_rows import CI_QUANTILES
-from evaluator.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
+from evaluator.comparison.compare import Comparison
+from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
+from evaluator.comparison.result import ComparisonRow
+from evaluator.comparison.rows import CI_QUANTILES
 from evaluator.number_format import format_cell, format_estimate, format_ms
 from evaluator.recovery import FIGURES, figures_text
 from evaluator.significance import ALPHA

@@ -9,7 +9,7 @@ tumbling-union) — its row of the same implementation, else its built-in row (c
 tumbling builds on the built-in join). It is a difference of percentiles, not a
 percentile of per-record differences (the runs are separate), and labelled as
 such everywhere it is shown. How an increment is judged, by how its runs were
-made: :mod:`evaluator.increments`.
+made: :mod:`evaluator.comparison.increments`.
 
 A comparison carries its caveats: every row lists the warnings of its runs, and
 runs that differ in more than stage and implementation (rate, workload,
@@ -20,8 +20,8 @@ of work timed on one core before and after each run, summary.json's
 absolute deviation relative to the median, and the comparison names every
 increment a host drift of that size could explain.
 
-The flow: :mod:`evaluator.comparison_rows` reads each run, :func:`compare` groups
-them into a :class:`Comparison`, :mod:`evaluator.comparison_table` renders it (a suite's report.html
+The flow: :mod:`evaluator.comparison.rows` reads each run, :func:`compare` groups
+them into a :class:`Comparison`, :mod:`evaluator.comparison.table` renders it (a suite's report.html
 draws it).
 """
 
@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator.comparison_result import ComparisonRow
-from evaluator.comparison_rows import CI_QUANTILES, run_row
+from evaluator.comparison.differences import differences
+from evaluator.comparison.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate
+from evaluator.comparison.result import ComparisonRow
+from evaluator.comparison.rows import CI_QUANTILES, run_row
 from evaluator.confidence import LEVEL
-from evaluator.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate
 from evaluator.number_format import format_ms
-from evaluator.settings_diff import differences
 from evaluator.significance import CORRECTION, PAIR_DRIFT, pace_spread
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground.errors import EvaluationError
 
 
@@ -52,7 +52,7 @@ class Comparison:
     @property
     def paces_ms(self) -> list[float]:
         """The pace of every run that recorded one
-        (:func:`~evaluator.comparison_rows.run_pace`)."""
+        (:func:`~evaluator.comparison.rows.run_pace`)."""
         return [p for r in self.rows for p in r.run_paces_ms if p]
 
     @property
@@ -130,19 +130,19 @@ def compare(
     were made in rounds (each stage once per round); increments are then taken
     within each round. Without it the runs are independent samples.
 
-    Each row is a :class:`~evaluator.comparison_result.ComparisonRow`, whose fields say
+    Each row is a :class:`~evaluator.comparison.result.ComparisonRow`, whose fields say
     what they hold: percentiles and their intervals, increments with their tests, and
     the runs' caveats (warnings, steadiness, paces).
 
     Runs that differ in more than stage and implementation
-    (:func:`~evaluator.settings_diff.differences`) are an EvaluationError naming the
+    (:func:`~evaluator.comparison.differences.differences`) are an EvaluationError naming the
     differences, unless ``allow_mixed``: then the comparison carries them in
     ``Comparison.differences``.
     """
     dirs = [Path(d) for d in run_dirs]
     if rounds is not None and len(rounds) != len(dirs):
         raise ValueError(f"{len(rounds)} rounds for {len(dirs)} runs")
-    summaries = {str(d): read_summary(d) for d in dirs}
+    summaries = {str(d): load_summary(d) for d in dirs}
     runs = [run_row(d, summaries[str(d)]) for d in dirs]
     numbers: Sequence[int | None] = rounds if rounds is not None else [None] * len(runs)
     for run, number in zip(runs, numbers, strict=True):

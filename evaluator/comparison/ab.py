@@ -4,9 +4,9 @@ Someone tuning a pipeline changes one setting (partitions, trigger, state store,
 Spark version) and asks whether the stage got faster. Side A and side B each hold
 runs of one or more stages; for every stage both sides have, the change of p50 and of
 p99 is B's mean minus A's, with a 95 % interval and a verdict, judged as an increment
-of the stage table is (:func:`evaluator.increments.increment`):
+of the stage table is (:func:`evaluator.comparison.increments.increment`):
 
-- at least :data:`~evaluator.increments.MIN_RUNS` runs on each side: Welch's t on the
+- at least :data:`~evaluator.comparison.increments.MIN_RUNS` runs on each side: Welch's t on the
   runs' values, so run-to-run variation is in the interval; the p-values of all the
   comparison's tests (p50 and p99 of every stage) are corrected together by Holm's
   method, and the verdict is ``slower``, ``faster`` or ``no significant difference``;
@@ -26,14 +26,17 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaluator.comparison_rows import CI_QUANTILES, run_pace, run_row
-from evaluator.increments import MIN_RUNS, WITHIN_RUN, increment
-from evaluator.settings_diff import compared_settings, differences, shown
+from evaluator.comparison.differences import compared_settings, differences, shown
+from evaluator.comparison.increments import MIN_RUNS, WITHIN_RUN, increment
+from evaluator.comparison.rows import CI_QUANTILES, run_pace, run_row
 from evaluator.significance import ALPHA, holm
-from evaluator.summary_file import read_summary
+from evaluator.summary_file import load_summary
 from ground.errors import EvaluationError
+
+if TYPE_CHECKING:
+    from evaluator.result import Summary
 
 SLOWER, FASTER, SAME, WITHHELD = "slower", "faster", "no significant difference", "no verdict"
 NO_VERDICT = (
@@ -124,7 +127,7 @@ def changes(
     a_runs: Sequence[Mapping[str, Any]], b_runs: Sequence[Mapping[str, Any]]
 ) -> list[Change]:
     """The p50 and p99 changes of every stage both sides have, from per-run rows
-    (:func:`evaluator.comparison_rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
+    (:func:`evaluator.comparison.rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
     the order of A's stages; the tests of all of them corrected together (Holm).
     EvaluationError when a side holds one stage in two implementations."""
     a, b = _by_stage(a_runs, "A"), _by_stage(b_runs, "B")
@@ -178,12 +181,12 @@ def compare_sides(
 ) -> ABComparison:
     """The A/B comparison of two groups of evaluated run directories.
 
-    EvaluationError when a summary cannot be read (:func:`read_summary`), when the
+    EvaluationError when a summary cannot be read (:func:`load_summary`), when the
     runs within a side differ in more than stage and implementation (unless
     ``allow_mixed``), or when the sides share no stage."""
     sides = []
     for name, dirs in zip(SIDES, (a_dirs, b_dirs), strict=True):
-        summaries = {str(d): read_summary(d) for d in dirs}
+        summaries = {str(d): load_summary(d) for d in dirs}
         mixed = differences(summaries)
         if mixed and not allow_mixed:
             raise EvaluationError(
@@ -214,10 +217,10 @@ def compare_sides(
     )
 
 
-def setting_changes(a: Sequence[Any], b: Sequence[Any]) -> list[str]:
+def setting_changes(a: Sequence["Summary"], b: Sequence["Summary"]) -> list[str]:
     """The settings whose values differ between the sides, "name: A 0, B 500" (a side
     mixing values lists them all, "A 0/100"); stage and implementation are left out,
-    as in the stage table (:func:`evaluator.settings_diff.compared_settings`)."""
+    as in the stage table (:func:`evaluator.comparison.differences.compared_settings`)."""
     values = [[compared_settings(s) for s in side] for side in (a, b)]
     names = dict.fromkeys(n for side in values for settings in side for n in settings)
     lines = []
@@ -231,7 +234,7 @@ def setting_changes(a: Sequence[Any], b: Sequence[Any]) -> list[str]:
     return lines
 
 
-def condition_flags(a: Sequence[Any], b: Sequence[Any]) -> list[str]:
+def condition_flags(a: Sequence["Summary"], b: Sequence["Summary"]) -> list[str]:
     """Conditions of the sides that could move a latency on their own: a pace gap beyond
     :data:`PACE_FLAG`, another Kafka (broker kind, version, image), another machine."""
     flags = []
@@ -250,21 +253,21 @@ def condition_flags(a: Sequence[Any], b: Sequence[Any]) -> list[str]:
     return flags
 
 
-def _median_pace(summaries: Sequence[Any]) -> float | None:
-    paces = [p for s in summaries if (p := run_pace((s.get("machine") or {}).get("pace")))]
+def _median_pace(summaries: Sequence["Summary"]) -> float | None:
+    paces = [p for s in summaries if (p := run_pace(s))]
     return statistics.median(paces) if paces else None
 
 
-def _kafka(summary: Any) -> str:
-    broker = (summary.get("machine") or {}).get("broker") or {}
-    version = (summary.get("versions") or {}).get("kafka_broker")
+def _kafka(summary: "Summary") -> str:
+    broker = (summary.machine or {}).get("broker") or {}
+    version = summary.versions.get("kafka_broker")
     images = ",".join(broker.get("images") or [])
     return " ".join(str(p) for p in (broker.get("kind") or "unknown", version, images) if p)
 
 
-def _machine(summary: Any) -> str:
-    machine = (summary.get("metadata") or {}).get("machine") or {}
-    cores = machine.get("cores") or (summary.get("machine") or {}).get("cores")
+def _machine(summary: "Summary") -> str:
+    machine = summary.metadata.get("machine") or {}
+    cores = machine.get("cores") or (summary.machine or {}).get("cores")
     host = machine.get("hostname") or "unknown host"
     return f"{host} ({cores} cores)" if cores else host
 

@@ -1,6 +1,6 @@
 """One row of a stage table, as a typed, frozen record: a :class:`ComparisonRow` per
-(stage, implementation), built by :func:`evaluator.increments.aggregate`, held by
-:class:`evaluator.compare.Comparison` and written as an entry of comparison.json's
+(stage, implementation), built by :func:`evaluator.comparison.increments.aggregate`, held by
+:class:`evaluator.comparison.compare.Comparison` and written as an entry of comparison.json's
 ``stages`` (:meth:`ComparisonRow.as_dict`).
 
 Each field's ``metadata["doc"]`` says what its key holds: docs/comparison-schema.md is

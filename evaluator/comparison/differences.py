@@ -1,8 +1,8 @@
 """What differs between the settings of runs besides stage and implementation.
 
 A comparison of runs means something only when the runs were made alike: the
-cumulative stage table (:mod:`evaluator.compare`) refuses runs that differ unless a
-mixed comparison is allowed, an A/B comparison (:mod:`evaluator.ab`) lists what differs
+cumulative stage table (:mod:`evaluator.comparison.compare`) refuses runs that differ unless a
+mixed comparison is allowed, an A/B comparison (:mod:`evaluator.comparison.ab`) lists what differs
 between its sides, and the history of runs (``stagebench history``) filters on these
 settings. Light on purpose (json only): the history reads it without loading numpy.
 """
@@ -10,7 +10,10 @@ settings. Light on purpose (json only): the history reads it without loading num
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evaluator.result import Summary
 
 # What two runs of one comparison must share besides stage, engine and implementation:
 # these keys of summary.json's ``run`` section, and every key of these ``config``
@@ -47,16 +50,16 @@ engine's, in ``[run]`` and ``[pipeline]``: they compare as that engine's table."
 
 ROW_SETTING = "[pipeline] trigger"
 """Told apart by the rows themselves: a real-time run's implementation reads
-``builtin@real-time`` (:func:`evaluator.comparison_rows.variant`), so a table of both
+``builtin@real-time`` (:func:`evaluator.comparison.rows.variant`), so a table of both
 modes is no mixed comparison."""
 
 _ABSENT = object()
 
 
-def differences(summaries: Mapping[str, Any]) -> list[str]:
+def differences(summaries: Mapping[str, "Summary"]) -> list[str]:
     """What differs between runs besides stage and implementation, one line per setting.
 
-    ``summaries`` maps each run directory to its summary.json. Compared: the
+    ``summaries`` maps each run directory to its summary. Compared: the
     ``run`` section's rate, workload, duration_s and bootstrap (the Kafka used),
     and every key of the ``config`` sections run, publisher, pipeline and
     evaluator and the engine's own table (nested tables key by key; an engine's keys
@@ -87,12 +90,12 @@ def differences(summaries: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def compared_settings(summary: Any) -> dict[str, Any]:
+def compared_settings(summary: "Summary") -> dict[str, Any]:
     """The compared settings of one summary: name → value as stored ("rate",
     "[pipeline] trigger_interval_ms"; nested tables key by key)."""
-    run = summary.get("run") or {}
+    run: Mapping[str, Any] = summary.run
     out = {key: run[key] for key in RUN_KEYS if key in run}
-    config = summary.get("config") or {}
+    config = summary.config
     tables = [name for name in config if name.startswith(ENGINE_TABLE)]
     moved = {} if tables else _before_engine_tables(config)
     for section in (*CONFIG_SECTIONS, *tables):

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from evaluator import recovery
-from evaluator.comparison_result import ComparisonRow
-from evaluator.comparison_rows import CI_QUANTILES, QUANTILES
+from evaluator.comparison.result import ComparisonRow
+from evaluator.comparison.rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
 from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
 from ground.stages import STAGES, chain
@@ -51,7 +51,7 @@ BASELINE_IMPL = "builtin"
 
 def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
     """One row per (stage, impl) from per-run rows
-    (:func:`~evaluator.comparison_rows.run_row`, with their ``round`` or None): means,
+    (:func:`~evaluator.comparison.rows.run_row`, with their ``round`` or None): means,
     spreads, intervals, caveats and increments, the increments' verdicts corrected
     together (:func:`~evaluator.significance.holm`); ordered by the stage ladder, then
     implementation."""
