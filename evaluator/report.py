@@ -25,7 +25,7 @@ from evaluator import hdrlog
 from evaluator.caveats import seconds_worth
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.number_format import format_exact
-from evaluator.recovery import cause_text, level_text
+from evaluator.recovery.section import cause_text, level_text
 from evaluator.stats import STAT_KEYS
 from ground import rundir
 from ground.errors import EvaluationError

@@ -318,7 +318,7 @@ class Summary:
         metadata=key_doc(
             "baseline_window_s, threshold, hold_s, settle_windows, "
             "windows[], summary: after each disturbance (periodic burst: each burst; a fault's "
-            "window) that starts in the measured period (evaluator.recovery.section); null "
+            "window) that starts in the measured period (evaluator.recovery.section.section); null "
             "without any. windows[]: kind, start_ms, end_ms (broker time), process (the "
             "process group a fault stopped: broker, engine; null for a burst), "
             "baseline_p50_ms (median per-second p50 of the baseline_window_s before) and "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from evaluator.recovery import Window
+from evaluator.recovery.windows import Window
 from ground import rundir
 from ground.errors import EvaluationError
 from ground.stages import STAGES

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 import pyarrow
 
-from evaluator import recovery, stats
+from evaluator import stats
 from evaluator.catchup import catch_up
 from evaluator.caveats import distrust, missing_warning, run_warnings, steady_warnings
 from evaluator.config import EvaluatorConfig
 from evaluator.record import as_dict
+from evaluator.recovery import section as recovery
 from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Measurement, Summary
 from evaluator.run_info import RunInfo
 from evaluator.summary_file import SCHEMA_VERSION
@@ -39,7 +40,7 @@ def build_summary(
 ) -> Summary:
     """The summary.json document, schema version :data:`SCHEMA_VERSION`, of ``run``
     measured as ``result``; its evaluator warnings are logged too. ``usage``: the run's
-    sampled resources, for the cause of a fault (:func:`evaluator.recovery.recoveries`)."""
+    sampled resources, for the cause of a fault (:func:`evaluator.recovery.windows.recoveries`)."""
     period = result.period
     run_section = run.as_summary()
     run_section["bootstrap"] = run.bootstrap or bootstrap

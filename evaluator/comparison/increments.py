@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from evaluator import recovery
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
+from evaluator.recovery import section as recovery
 from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
 from ground.stages import STAGES, chain
 

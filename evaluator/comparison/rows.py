@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaluator import recovery
+from evaluator.recovery import section as recovery
 from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
@@ -29,7 +29,7 @@ def run_row(run_dir: Path, summary: "Summary | None" = None) -> dict[str, Any]:
     """stage, impl (:func:`variant`), p50, p95, p99, run_dir, warnings, steady,
     p50_ci95, p99_ci95, pace_ms, for a stage written at every update
     first_update_p50, first_update_p99 and updates_per_window (else None), and for a run
-    with disturbances its recovery (:func:`evaluator.recovery.figures`, else None) of one
+    with disturbances its recovery (:func:`evaluator.recovery.section.figures`, else None) of one
     evaluated run (``summary``: its summary.json, loaded when not given).
 
     EvaluationError naming the file when summary.json is missing, not JSON, of another

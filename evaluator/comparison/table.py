@@ -10,7 +10,7 @@ from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRE
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES
 from evaluator.number_format import format_cell, format_estimate, format_ms
-from evaluator.recovery import FIGURES, figures_text
+from evaluator.recovery.section import FIGURES, figures_text
 from evaluator.significance import ALPHA
 
 INCREMENT_NOTE = (
@@ -148,7 +148,7 @@ def _notes(comparison: Comparison) -> list[list[str]]:
 
 
 def _recovery_texts(row: ComparisonRow) -> list[str]:
-    """Each run's recovery figures in words (:func:`evaluator.recovery.figures_text`)."""
+    """Each run's recovery figures in words (:func:`evaluator.recovery.section.figures_text`)."""
     columns = [getattr(row, key) or [] for key in FIGURES]
     return [
         figures_text(dict(zip(FIGURES, run, strict=True))) for run in zip(*columns, strict=True)

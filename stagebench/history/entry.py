@@ -19,7 +19,7 @@ from engines.registry import engine_for
 from evaluator.comparison.differences import compared_settings, shown
 from evaluator.comparison.rows import run_pace, trigger, variant
 from evaluator.comparison.table import steady_text
-from evaluator.recovery import FIGURES, figures
+from evaluator.recovery.section import FIGURES, figures
 from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
@@ -50,7 +50,7 @@ class Figure:
     p99_ci95: list[float] | None = None
     steady: str | None = None
     recovery: list[dict[str, float | None]] | None = None
-    """Each run's recovery after its disturbances (:func:`evaluator.recovery.figures`); None
+    """Each run's recovery after its disturbances (:func:`evaluator.recovery.section.figures`); None
     when no run of the stage had one."""
 
 

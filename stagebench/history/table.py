@@ -4,7 +4,7 @@ lines under its first, only the columns that say something about the entries lis
 from collections.abc import Callable, Sequence
 
 from evaluator.number_format import format_estimate, format_ms
-from evaluator.recovery import figures_text
+from evaluator.recovery.section import figures_text
 from stagebench.history.entry import Entry, Figure
 
 Cell = Callable[[Entry, Figure], str]

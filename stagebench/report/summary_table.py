@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluator.number_format import format_cell, format_estimate, format_ms
-from evaluator.recovery import cause_text, settled_text
+from evaluator.recovery.section import cause_text, settled_text
 from evaluator.result import Summary
 
 

@@ -14,7 +14,7 @@ from evaluator.caveats import seconds_worth
 from evaluator.comparison.increments import WITHIN_RUN
 from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
 from evaluator.record import as_dict
-from evaluator.recovery import cause_text, level_text
+from evaluator.recovery.section import cause_text, level_text
 from evaluator.result import Records, Summary
 
 STATS = ("count", "mean", "min", "p50", "p95", "p99", "p99_9", "p99_99", "max")

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from evaluator.recovery import Window
+from evaluator.recovery.windows import Window
 from ground.errors import BrokerError
 from ground.kafka.clock import newest_timestamp, oldest_timestamp
 from publisher.config import PublisherConfig

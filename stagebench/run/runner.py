@@ -35,7 +35,7 @@ from typing import Any
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
-from evaluator.recovery import Window
+from evaluator.recovery.windows import Window
 from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
 from ground import rundir

@@ -14,7 +14,7 @@ from evaluator.config import EvaluatorConfig
 from evaluator.latency import measured_period
 from evaluator.measure import measure
 from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
-from evaluator.recovery import Window
+from evaluator.recovery.windows import Window
 from evaluator.run_info import RunInfo, load_run, save_run
 from evaluator.run_topics import read_from_ms
 from evaluator.summary import build_summary

@@ -6,16 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.recovery import (
-    Window,
+from evaluator.recovery.section import (
     cause_text,
     level_text,
-    recoveries,
     section,
     settled_text,
     summarise,
     warnings,
 )
+from evaluator.recovery.windows import Window, recoveries
 from evaluator.run_info import RunInfo, load_run, save_run
 from ground.errors import ConfigError, EvaluationError
 

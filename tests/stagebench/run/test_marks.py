@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluator.recovery import Window
+from evaluator.recovery.windows import Window
 from ground.errors import BrokerError
 from ground.kafka.local import LocalBroker
 from publisher.config import PublisherConfig
