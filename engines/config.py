@@ -122,6 +122,8 @@ class PipelineConfig:
         found.check(self.stage, self.impl, self.trigger)
         given: object = self.settings
         built: Settings | None = None
+        if found.settings is None and given:
+            raise ConfigError(f"{found.title} has no settings of its own, got {given!r}")
         if found.settings is not None:
             if isinstance(given, Settings) and isinstance(given, found.settings):
                 built = given

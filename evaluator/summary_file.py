@@ -20,7 +20,11 @@ if TYPE_CHECKING:  # the result model imports pandas, which a command's --help l
 
 SCHEMA_VERSION = 1
 """The version written into every summary.json (``schema_version``); raised whenever a
-key changes its meaning or disappears, and the only version :func:`load_summary` reads."""
+key changes its meaning or disappears, and the only version :func:`load_summary` reads.
+``config`` is the run's configuration as it was, not a key of this schema: Spark's
+settings left ``[run]`` and ``[pipeline]`` for ``engine.spark`` without a new version,
+and the comparison reads the old places as the new
+(:data:`evaluator.comparison.differences.BEFORE_ENGINE_TABLES`)."""
 
 
 def is_incomplete(summary: "Summary") -> bool:

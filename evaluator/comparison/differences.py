@@ -22,7 +22,8 @@ RUN_KEYS = ("rate", "workload", "duration_s", "bootstrap")
 CONFIG_SECTIONS = ("run", "publisher", "pipeline", "evaluator")
 NOT_COMPARED = {
     # per run by design, or a copy of a value compared already (run.rate,
-    # run.bootstrap — the Kafka actually used —, [run] master, [evaluator] warmup_s)
+    # run.bootstrap — the Kafka actually used —, [evaluator] warmup_s; an older run's
+    # [pipeline] master, a copy of its [run] master)
     # a suite's shared Spark application: each run records in its warm-up whether it
     # ran there, and its figures are those of a job of its own (docs/method.md)
     "run": {"stage", "engine", "impl", "results_dir", "rate", "workload", "duration_s", "bootstrap",
@@ -46,7 +47,8 @@ BEFORE_ENGINE_TABLES = ("engine.spark", {
                  "file_permissions", "spark_conf"),
 })  # fmt: skip
 """Runs made before engines had tables of their own kept these settings, the only
-engine's, in ``[run]`` and ``[pipeline]``: they compare as that engine's table."""
+engine's, in ``[run]`` and ``[pipeline]``: they compare as that engine's table (a floor
+run's are left out: it recorded them, and ran none)."""
 
 ROW_SETTING = "[pipeline] trigger"
 """Told apart by the rows themselves: a real-time run's implementation reads
@@ -81,8 +83,9 @@ def differences(summaries: Mapping[str, "Summary"]) -> list[str]:
     lines = []
     for name in names:
         groups: dict[str, list[str]] = {}
+        table = name.partition("] ")[0] + "] " if name.startswith(f"[{ENGINE_TABLE}") else None
         for run_dir, values in settings.items():
-            if name.startswith(f"[{ENGINE_TABLE}") and name not in values:
+            if table is not None and not any(key.startswith(table) for key in values):
                 continue  # a run of another engine
             groups.setdefault(shown(values.get(name, _ABSENT)), []).append(run_dir)
         if len(groups) > 1:
@@ -92,25 +95,31 @@ def differences(summaries: Mapping[str, "Summary"]) -> list[str]:
 
 def compared_settings(summary: "Summary") -> dict[str, Any]:
     """The compared settings of one summary: name → value as stored ("rate",
-    "[pipeline] trigger_interval_ms"; nested tables key by key)."""
+    "[engine.spark] trigger_interval_ms"; nested tables key by key)."""
     run: Mapping[str, Any] = summary.run
     out = {key: run[key] for key in RUN_KEYS if key in run}
     config = summary.config
     tables = [name for name in config if name.startswith(ENGINE_TABLE)]
-    moved = {} if tables else _before_engine_tables(config)
+    moved = {} if tables else _before_engine_tables(config, run.get("stage") == "floor")
     for section in (*CONFIG_SECTIONS, *tables):
         values = config.get(section) or {}
         for key, value in values.items():
-            if key not in NOT_COMPARED.get(section, ()):
-                out.update(_flatten(f"[{moved.get((section, key), section)}] {key}", value))
+            if key in NOT_COMPARED.get(section, ()):
+                continue
+            to = moved.get((section, key), section)
+            if to is not None:
+                out.update(_flatten(f"[{to}] {key}", value))
     return out
 
 
-def _before_engine_tables(config: Mapping[str, Any]) -> dict[tuple[str, str], str]:
-    """(section, key) → the engine's table, for a run made before engines had tables."""
+def _before_engine_tables(
+    config: Mapping[str, Any], floor: bool
+) -> dict[tuple[str, str], str | None]:
+    """(section, key) → the engine's table, for a run made before engines had tables;
+    None for a run of the floor, which has no such settings (it recorded Spark's)."""
     table, keys = BEFORE_ENGINE_TABLES
     return {
-        (section, key): table
+        (section, key): None if floor else table
         for section, names in keys.items()
         for key in names
         if key in (config.get(section) or {})

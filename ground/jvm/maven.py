@@ -1,4 +1,5 @@
-"""Pinned jars from Maven Central, downloaded in Python: no Maven, no Ivy, no JVM.
+"""Pinned jars from Maven Central (or the repository the user names), downloaded in
+Python: no Maven, no Ivy, no JVM.
 
 A pin names one jar exactly: ``group:artifact:version`` and the SHA-1 of its jar (a pin
 file holds one a line, ``#`` starts a comment). Nothing is resolved here: a pin list is a

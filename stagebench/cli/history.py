@@ -11,6 +11,7 @@ from evaluator.comparison.differences import shown
 from ground.errors import ConfigError
 from ground.stages import STAGES
 from stagebench.cli.shared import Subparsers, flag
+from stagebench.config.layers import refuse_moved, section_classes
 from stagebench.config.settings import RunConfig
 
 
@@ -43,7 +44,8 @@ def add(sub: Subparsers) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="only entries run with this setting, e.g. trigger_interval_ms=500 or "
-        "pipeline.partitions=4; repeatable (default: none)",
+        "engine.spark.trigger_interval_ms=500 (SECTION.KEY as config show names it); "
+        "repeatable (default: none)",
     )
     flag(
         parser,
@@ -95,8 +97,11 @@ def parse_setting(text: str) -> tuple[str, str]:
         raise ConfigError(
             f"--setting: expected KEY=VALUE such as trigger_interval_ms=500, got {text!r}"
         )
-    value = value.strip()
+    key, value = key.strip(), value.strip()
+    section, _, name = key.rpartition(".")
+    if section in ("run", "pipeline"):
+        refuse_moved(section, name, "--setting", section_classes())
     try:
-        return key.strip(), shown(float(value))
+        return key, shown(float(value))
     except ValueError:
-        return key.strip(), shown(value)
+        return key, shown(value)

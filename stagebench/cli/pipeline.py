@@ -29,8 +29,8 @@ def add(sub: Subparsers) -> None:
         description="Run the pipeline of a stream engine (--engine; Spark unless the stage "
         "is the floor) up to and including STAGE, reading the speed and flow topics and "
         "writing the stage's outputs (JSON with input broker timestamps) to the output "
-        "topic. Writes RUN_DIR/pipeline.json, the configuration the job reads "
-        "(spark-submit engines/spark/job.py --config RUN_DIR/pipeline.json runs the same job). "
+        "topic. Writes RUN_DIR/pipeline.json, the configuration the job reads (for "
+        "Spark, spark-submit can run the same job: docs/spark.md). "
         "Stops on SIGTERM/SIGINT or after --max-seconds.",
     )
     parser.add_argument("--stage", required=True, choices=STAGES, help="last stage (required)")

@@ -19,6 +19,7 @@ from typing import Any
 from engines.config import PipelineConfig
 from engines.registry import engines
 from evaluator.config import EvaluatorConfig
+from ground.config import as_dict, from_mapping
 from ground.errors import ConfigError
 from publisher.config import PublisherConfig
 from stagebench.config.settings import RunConfig
@@ -110,7 +111,7 @@ def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
                         f"[{section}] {key} cannot be set: it comes from {DERIVED[section][key]}"
                     )
                 if key not in known:
-                    _refuse_moved(section, key, source, classes)
+                    refuse_moved(section, key, source, classes)
                     raise ConfigError(
                         f"unknown key [{section}] {key} in {source} "
                         f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
@@ -132,7 +133,7 @@ def _engine_tables(layer: dict[str, Any], source: str) -> dict[str, Any]:
     return tables
 
 
-def _refuse_moved(section: str, key: str, source: str, classes: dict[str, type]) -> None:
+def refuse_moved(section: str, key: str, source: str, classes: dict[str, type]) -> None:
     """ConfigError naming an engine's table when ``key`` is one of its settings: runs
     made before engines had tables kept Spark's in ``[pipeline]`` and ``[run]``."""
     for table, cls in classes.items():
@@ -148,6 +149,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} not found") from err
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
+
+
+def engine_tables(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Every engine's table (``engine.<name>``) as a run of that engine records it in
+    config.json, defaults included."""
+    return {
+        section: as_dict(from_mapping(cls, settings.section(section), section))
+        for section, cls in section_classes().items()
+        if section.startswith(f"{ENGINE_TABLE}.")
+    }
 
 
 def effective(settings: Settings) -> list[tuple[str, str, Any, str]]:

@@ -42,7 +42,12 @@ class RoleConfigs:
             "pipeline": pipeline,
             **tables,
             "evaluator": as_dict(self.evaluator),
-            "sources": settings.sources,
+            # an engine's table only where the run's engine has it
+            "sources": {
+                section: given
+                for section, given in settings.sources.items()
+                if not section.startswith(f"{ENGINE_TABLE}.") or section in tables
+            },
         }
 
 

@@ -58,7 +58,7 @@ class Figure:
 class Entry:
     """A run, suite or capacity search as the history lists it. ``id`` is its directory's
     name, ``path`` that directory; ``time`` ISO UTC of its start; ``settings`` every
-    compared setting ("pipeline.trigger_interval_ms" → "500"), ``key_settings`` those the
+    compared setting ("engine.spark.trigger_interval_ms" → "500"), ``key_settings`` those the
     user set (config file or command line); ``trusted`` None when unknown."""
 
     id: str
@@ -195,7 +195,7 @@ def _conditions(summary: "Summary | None") -> dict[str, Any]:
 
 def settings_of(summary: "Summary") -> dict[str, str]:
     """Every compared setting of a run, "section.key" → value as shown ("run.rate",
-    "pipeline.trigger_interval_ms")."""
+    "engine.spark.trigger_interval_ms")."""
     out = {}
     for name, value in compared_settings(summary).items():
         if name.startswith("["):

@@ -176,7 +176,7 @@ def entries(
     """The entries, oldest first: of ``stage`` only (a suite keeps only that stage's
     figure), of ``engine`` only (likewise), from ``since`` (ISO UTC, as the index stores
     times) on, run with every (key, value) of ``settings`` (key: "trigger_interval_ms" or
-    "pipeline.trigger_interval_ms"; value as shown, "500"). The index is rebuilt first
+    "engine.spark.trigger_interval_ms"; value as shown, "500"). The index is rebuilt first
     when missing."""
     path = index_path(results_dir)
     if not Path(results_dir).is_dir():

@@ -268,12 +268,9 @@ class Run:
             )
 
     def _start_pipeline(self) -> None:
-        engine = self.run.runs_on()
-        if engine.name != "floor":
-            place = self.config.pipeline.settings.place if self.config.pipeline.settings else None
-            self.console.step(f"starting the {engine.title} job" + (f" ({place})" if place else ""))
-        else:
-            self.console.step("starting the floor: a plain Kafka consume→produce loop")
+        settings = self.config.pipeline.settings
+        where = f" ({settings.place})" if settings is not None and settings.place else ""
+        self.console.step(f"starting {self.run.runs_on().title}'s job{where}")
 
         def started() -> None:
             # a backlog's time to first output and catch-up count from here, on the

@@ -29,7 +29,7 @@ from evaluator.summary_file import is_incomplete
 from ground import rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
-from stagebench.config.layers import Settings
+from stagebench.config.layers import Settings, engine_tables
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
@@ -123,7 +123,10 @@ def run_suite(
     doc = {
         "suite": suite_id,
         "created_at": datetime.now(UTC).isoformat(),
-        "settings": {"run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")}},
+        "settings": {
+            "run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")},
+            **engine_tables(settings),
+        },
         "repeat": repeat,
         "order": order.as_json(),
         "application": warmed_up,

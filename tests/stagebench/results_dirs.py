@@ -23,6 +23,7 @@ from evaluator.config import EvaluatorConfig
 from evaluator.stats import describe, timeseries
 from ground import rundir
 from publisher.config import PublisherConfig
+from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.suite import rounds as suite
@@ -199,7 +200,7 @@ def make_suite(results: Path, stages: list[str], repeat: int, monkeypatch) -> Pa
     ladder = [(s, "builtin") for s in stages]
     # the golden comparisons were written with a 5 s tail
     config = RunConfig(results_dir=str(results), application="per-run", rate=RATE, tail_s=5.0)
-    return suite.run_suite(ladder, repeat, config, None, Console(io.StringIO()),
+    return suite.run_suite(ladder, repeat, config, Settings(), Console(io.StringIO()),
                            seed=5).suite_dir  # fmt: skip
 
 

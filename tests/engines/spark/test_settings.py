@@ -150,7 +150,9 @@ def test_invalid_settings_are_rejected(settings, message):
 
 def test_a_pipeline_spark_runs_gets_its_defaults_and_the_floor_none():
     assert make().settings == SparkSettings()
-    assert make(stage="floor", settings={"master": "local[4]"}).settings is None
+    assert make(stage="floor").settings is None
+    with pytest.raises(ConfigError, match="the floor has no settings of its own"):
+        make(stage="floor", settings={"master": "local[4]"})
 
 
 def test_only_micro_batches_share_an_application():

@@ -12,7 +12,7 @@ from ground.errors import ConfigError
 from ground.jvm.heap import MAGIC, JvmCounters, from_counters, read_counters
 from ground.kafka.naming import RunTopics
 from stagebench.config.layers import CLI, DEFAULT, effective, load
-from stagebench.config.roles import assemble
+from stagebench.config.roles import assemble, validate
 from stagebench.config.settings import RunConfig
 from stagebench.report.summary_table import format_runs
 from stagebench.resources.summary import summarise
@@ -83,6 +83,13 @@ def test_an_engines_table_reaches_its_runs_and_config_json(tmp_path):
     floor_roles = assemble(floor, settings, "host:1", "r1", tmp_path / "r2", topics)
     assert floor_roles.pipeline.settings is None
     assert "engine.spark" not in floor_roles.effective(floor, settings)
+
+
+def test_worker_loss_needs_a_standalone_master_before_anything_starts():
+    with pytest.raises(ConfigError, match="worker-loss kills an executor of a standalone"):
+        validate(RunConfig(stage="join", fault="worker-loss"), load(None, {}))
+    cluster = load(None, {"engine.spark": {"master": "spark://h:7077"}})
+    validate(RunConfig(stage="join", fault="worker-loss"), cluster)
 
 
 def test_missing_config_file(tmp_path):

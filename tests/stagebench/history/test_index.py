@@ -117,6 +117,8 @@ def test_the_command_lists_the_table_and_json_and_rebuilds(results):
     [
         (["--setting", "rate"], "ERROR: --setting: expected KEY=VALUE such as "
                                 "trigger_interval_ms=500, got 'rate'"),
+        (["--setting", "pipeline.shuffle_partitions=2"], "ERROR: [pipeline] shuffle_partitions "
+                                                         "in --setting is now [engine.spark]"),
         (["--since", "last week"], "ERROR: --since: expected a date or ISO time"),
         (["--results", "/nonexistent/results"], "ERROR: --results: /nonexistent/results is "
                                                 "not a directory"),

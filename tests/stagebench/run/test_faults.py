@@ -173,7 +173,7 @@ def test_the_join_recovers_from_a_lost_executor(kafka_bootstrap, tmp_path, stand
     # batches took over 4 s each, too few seconds with outputs in the default 20 s baseline
     config = _config(
         tmp_path / "cluster.toml",
-        pipeline='spark_conf = {"spark.executor.memory" = "1g"}\n',
+        **{"engine.spark": 'spark_conf = {"spark.executor.memory" = "1g"}\n'},
         evaluator="recovery_baseline_s = 30\n",
     )
     results = tmp_path / "results"

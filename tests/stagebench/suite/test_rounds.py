@@ -54,7 +54,7 @@ def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
         LADDER,
         3,
         RunConfig(results_dir=str(tmp_path), application="per-run"),
-        None,
+        Settings(),
         Console(out),
         seed=11,
     )
@@ -78,7 +78,7 @@ def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
         LADDER,
         1,
         RunConfig(results_dir=str(tmp_path), application="per-run"),
-        None,
+        Settings(),
         Console(io.StringIO()),
     )
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
@@ -108,7 +108,7 @@ def test_a_failed_run_leaves_its_round_without_that_stage_and_the_suite_goes_on(
         LADDER,
         3,
         RunConfig(results_dir=str(tmp_path), application="per-run"),
-        None,
+        Settings(),
         Console(out),
         seed=11,
     )
@@ -133,7 +133,7 @@ def test_a_suite_directory_is_compared_with_its_rounds(fake_runs, tmp_path):
         LADDER,
         3,
         RunConfig(results_dir=str(tmp_path), application="per-run"),
-        None,
+        Settings(),
         Console(io.StringIO()),
         seed=5,
     )
@@ -175,7 +175,7 @@ def test_a_stage_at_real_time_runs_in_that_mode_beside_the_same_stage(monkeypatc
     monkeypatch.setattr(suite, "execute", execute)
     stages = [("parse", "builtin"), ("tumbling-union", "builtin"),
               ("tumbling-union@real-time", "builtin")]  # fmt: skip
-    settings = Settings({"pipeline": {"shuffle_partitions": 1}}, {})
+    settings = Settings({"engine.spark": {"shuffle_partitions": 1}}, {})
     result = suite.run_suite(
         stages,
         1,

@@ -48,3 +48,23 @@ def test_the_floor_without_spark_settings_is_no_difference_from_spark_runs():
     assert differences(runs) == []
     runs["c"] = _summary("spark", shuffle_partitions=8)
     assert differences(runs) == ["[engine.spark] shuffle_partitions: 2 in 2 runs, 8 in 1 run (c)"]
+
+
+def test_a_spark_conf_one_run_has_and_another_has_not_is_a_difference():
+    runs = {"mine": _summary("spark", spark_conf={"spark.x": "1"}), "plain": _summary("spark")}
+    assert differences(runs) == [
+        "[engine.spark] spark_conf.spark.x: 1 in 1 run (mine), absent in 1 run (plain)"
+    ]
+
+
+def test_an_older_floor_runs_spark_settings_are_not_compared():
+    """Runs of the floor made before engines had tables recorded Spark's settings too,
+    though they ran none of them."""
+    old_floor = made_summary(
+        run={"rate": 400, "stage": "floor"},
+        config={"run": {"stage": "floor", "master": "local[2]"},
+                "pipeline": {"watermark_delay_ms": 500, "shuffle_partitions": 2}},
+    )  # fmt: skip
+    assert not any("engine.spark" in name for name in compared_settings(old_floor))
+    cluster = _summary("spark", master="spark://h:7077")
+    assert differences({"floor": old_floor, "join": cluster}) == []

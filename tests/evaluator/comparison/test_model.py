@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from stagebench.cli import compare as command
-from tests.evaluator.test_compare import _ci, _config, _paced, _run, _steady
+from tests.evaluator.comparison.test_compare import _ci, _config, _paced, _run, _steady
 from tests.stagebench.results_dirs import make_suite
 
 GOLDEN = Path(__file__).with_name("comparison_golden.json")
@@ -45,6 +45,8 @@ def _suite(tmp_path: Path, monkeypatch, stages: list[str], repeat: int) -> dict:
     run = doc["settings"]["run"]
     assert run.pop("application") == "per-run" and all(run.pop(k) for k in SUITE_ADDED[1:])
     assert run.pop("engine") == ""  # [run] engine, added since: each stage's default
+    # Spark's table, added since: [run] master went there
+    assert doc["settings"].pop("engine.spark")["master"] == "local[2]"
     return {k: v for k, v in doc.items() if k not in ("suite", "created_at")}
 
 
