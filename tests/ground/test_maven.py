@@ -100,13 +100,14 @@ def test_a_malformed_pin_is_refused(line):
         Pin.parse(line)
 
 
-def test_a_pin_names_its_jar_in_maven_centrals_or_the_users_repository(monkeypatch):
+def test_a_pin_names_its_jar_in_maven_centrals_or_the_users_repository(monkeypatch, tmp_path):
     pin = Pin.parse(f"org.apache.kafka:kafka_2.13:4.3.1 {'0' * 40}")
     path = "org/apache/kafka/kafka_2.13/4.3.1/kafka_2.13-4.3.1.jar"
     monkeypatch.delenv(envvars.MAVEN_REPOSITORY, raising=False)
     assert pin.url(maven.default_repository()) == f"{maven.CENTRAL}/{path}"
-    monkeypatch.setenv(envvars.MAVEN_REPOSITORY, "https://mirror.example/maven2/")
-    assert pin.url(maven.default_repository()) == f"https://mirror.example/maven2/{path}"
+    mirror = tmp_path.as_uri()  # a repository of the user's, here a directory
+    monkeypatch.setenv(envvars.MAVEN_REPOSITORY, mirror + "/")
+    assert pin.url(maven.default_repository()) == f"{mirror}/{path}"
 
 
 def test_the_broker_jars_are_kafka_at_its_version_with_the_log4j2_binding():
