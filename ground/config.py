@@ -7,8 +7,11 @@ typo never silently falls back to a default.
 """
 
 import dataclasses
+import types
+import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 from ground.errors import ConfigError
 
@@ -24,10 +27,63 @@ def from_mapping(cls: type[T], values: Mapping[str, Any], section: str) -> T:
             f"unknown key(s) in [{section}]: {', '.join(unknown)} "
             f"(known: {', '.join(sorted(fields))})"
         )
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        expected = hints.get(name, Any)
+        if not _fits(value, expected):
+            raise ConfigError(f"[{section}] {name}: expected {_kind(expected)}, got {value!r}")
     try:
         return cls(**values)
+    except ConfigError as err:
+        if str(err).startswith("["):  # a table inside this one named itself
+            raise
+        raise ConfigError(f"[{section}] {err}") from err
     except (TypeError, ValueError) as err:
-        raise ConfigError(f"[{section}]: {err}") from err
+        raise ConfigError(f"[{section}] {err}") from err
+
+
+def _fits(value: Any, expected: Any) -> bool:
+    """``value`` has the type ``expected`` names, as TOML and JSON give it: an integer is
+    also a number, a mapping also a settings class; a type this does not know fits."""
+    origin, args = typing.get_origin(expected), typing.get_args(expected)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in args)
+    if origin is Literal:
+        return value in args
+    if expected is type(None):
+        return value is None
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if expected is str:
+        return isinstance(value, str)
+    if expected is Path:
+        return isinstance(value, str | Path)
+    if origin in (tuple, list):
+        item = args[0] if args else Any
+        return isinstance(value, tuple | list) and all(_fits(v, item) for v in value)
+    if origin is dict or expected is dict:
+        return isinstance(value, Mapping)
+    if dataclasses.is_dataclass(expected) and isinstance(expected, type):
+        return isinstance(value, expected | Mapping)
+    return True
+
+
+def _kind(expected: Any) -> str:
+    """``expected`` in words, for an error: "a number", "one of 'a', 'b'"."""
+    origin, args = typing.get_origin(expected), typing.get_args(expected)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_kind(arg) for arg in args)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin in (tuple, list):
+        return f"a list of {_kind(args[0]) if args else 'values'}"
+    words = {bool: "true or false", int: "a whole number", float: "a number",
+             str: "a string", Path: "a path", type(None): "unset", dict: "a table"}  # fmt: skip
+    return words.get(expected, "a table" if origin is dict else getattr(expected, "__name__", "?"))
 
 
 def require(condition: bool, message: str) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
-from ground.errors import EvaluationError
+from ground.errors import ConfigError, EvaluationError
 
 # written by the bench before and while the run executes
 CONFIG: Final = "config.json"
@@ -139,13 +139,13 @@ def suite_runs(suite_dir: Path) -> list[SuiteRun]:
 
 def kind(path: Path) -> Kind:
     """Which results directory ``path`` is, by the file that only that kind holds;
-    EvaluationError naming ``path`` when it is none of them."""
+    ConfigError naming ``path`` when it is none of them (a path given by mistake)."""
     for name, found in ((COMPARISON, "suite"), (CAPACITY, "capacity"), (SUMMARY, "run")):
         if (path / name).is_file():
             return found  # type: ignore[return-value]
     if not path.is_dir():
-        raise EvaluationError(f"{path} does not exist or is not a directory")
-    raise EvaluationError(
+        raise ConfigError(f"{path} does not exist or is not a directory")
+    raise ConfigError(
         f"{path} is not a results directory: it holds neither {SUMMARY} (a run), "
         f"{COMPARISON} (a suite) nor {CAPACITY} (a capacity search)"
     )

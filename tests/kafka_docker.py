@@ -121,13 +121,17 @@ def kafka_container(image: str) -> Iterator[str]:
 def kafka_for_tests(home: Path, image: str | None = None) -> Iterator[KafkaForTests]:
     """The tests' Kafka: ``KAFKA_BOOTSTRAP_SERVERS`` if set, else a container of ``image``
     when Docker answers and the image can be had, else the embedded broker (logging in
-    one line why Docker was not used)."""
+    one line why Docker was not used), unless ``STAGEBENCH_TEST_DOCKER=required``: then
+    RuntimeError."""
     if given := os.environ.get(envvars.TEST_BOOTSTRAP):
         yield KafkaForTests(given, "given")
         return
     image = image or kafka_image()
     client = docker_client()
     why = "no Docker engine answers" if client is None else image_missing(client, image)
+    if why is not None and os.environ.get(envvars.TEST_DOCKER) == "required":
+        raise RuntimeError(f"{envvars.TEST_DOCKER}=required, but {why}: no fallback to the "
+                           "embedded broker")  # fmt: skip
     if why is None:
         with kafka_container(image) as bootstrap:
             log.info("Kafka for the tests: a container of %s at %s", image, bootstrap)

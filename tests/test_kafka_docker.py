@@ -16,6 +16,7 @@ def test_a_missing_image_falls_back_to_the_embedded_broker(
     docker_engine, tmp_path, caplog, monkeypatch, unique
 ):
     monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    monkeypatch.delenv("STAGEBENCH_TEST_DOCKER", raising=False)
     image = f"stagebench/no-such-kafka:{unique}"
     with caplog.at_level(logging.WARNING), kafka_for_tests(tmp_path, image) as kafka:
         assert kafka.kind == "embedded"
@@ -25,6 +26,15 @@ def test_a_missing_image_falls_back_to_the_embedded_broker(
     [line] = [r.getMessage() for r in caplog.records if "Kafka for the tests" in r.message]
     assert line.startswith("Kafka for the tests: the embedded broker, because image ")
     assert image in line and "cannot be pulled" in line
+
+
+def test_asked_for_docker_the_tests_never_fall_back(docker_engine, tmp_path, monkeypatch, unique):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+    monkeypatch.setenv("STAGEBENCH_TEST_DOCKER", "required")
+    image = f"stagebench/no-such-kafka:{unique}"
+    required = pytest.raises(RuntimeError, match="STAGEBENCH_TEST_DOCKER=required, but image ")
+    with required, kafka_for_tests(tmp_path, image):
+        pass
 
 
 def test_a_container_broker_is_the_image_with_composes_settings(

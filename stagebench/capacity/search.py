@@ -224,10 +224,12 @@ def _round_rate(rate: float) -> float:
 def parse_budget(text: str) -> float:
     """``30m``, ``1h``, ``90s`` or plain seconds → seconds (ValueError otherwise)."""
     units = {"s": 1, "m": 60, "h": 3600}
-    text = text.strip().lower()
-    scale = units.get(text[-1:])
-    number = text[:-1] if scale else text
-    seconds = float(number) * (scale or 1)
+    given = text.strip().lower()
+    scale = units.get(given[-1:])
+    try:
+        seconds = float(given[:-1] if scale else given) * (scale or 1)
+    except ValueError:
+        seconds = float("nan")
     if not seconds > 0:
-        raise ValueError(f"budget must be > 0, got {text!r}")
+        raise ValueError(f"expected a time > 0 such as 30m, 1h, 90s or 900 (seconds), got {text!r}")
     return seconds

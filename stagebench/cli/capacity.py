@@ -74,7 +74,9 @@ def add(sub: Subparsers) -> None:
         description=CAPACITY,
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stage", choices=MEASURED, help="the stage to measure")
+    which.add_argument(
+        "--stage", metavar="STAGE", help=f"the stage to measure: {', '.join(MEASURED)}"
+    )
     which.add_argument("--stages", help="comma-separated stages: one table of capacities")
     for option, dest, kind, default, metavar, text in SEARCH:
         parser.add_argument(
@@ -111,9 +113,16 @@ def run(args: argparse.Namespace) -> int:
     from stagebench.history.index import record_or_warn
 
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
-    unknown = [s for s in stages if s not in MEASURED]
-    if unknown or not stages:
-        raise ConfigError(f"unknown stage(s) {unknown} (stages: {', '.join(MEASURED)})")
+    if not stages:
+        raise ConfigError(f"--stages: name at least one stage ({', '.join(MEASURED)})")
+    for name in stages:
+        if name not in MEASURED:
+            stage(name)  # an unknown stage: ConfigError naming the stages
+            raise ConfigError(
+                f"{name!r} has no capacity of its own: it is the Kafka round trip every "
+                f"engine's stage pays (measure it with `stagebench run --stage {name}`); "
+                f"a search measures {', '.join(MEASURED)}"
+            )
     check_settings(args.start, args.max, args.precision, args.growth)
     try:
         budget_s = parse_budget(args.budget) if args.budget else None

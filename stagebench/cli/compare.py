@@ -28,7 +28,8 @@ COMPARE = (
     "each stage with a 95 % interval and a verdict (faster, slower, no significant "
     "difference; withheld with fewer than 3 runs a side). A regression check "
     "(--baseline BASE NEW): exit 1 when NEW's p50 or p99 is significantly worse than "
-    "BASE's by more than --max-regression, 0 otherwise, 2 when it cannot be made."
+    "BASE's by more than --max-regression, 4 when no change could be judged (fewer than 3 "
+    "runs a side) unless --allow-no-verdict, 2 when it cannot be made, 0 otherwise."
 )
 
 
@@ -60,6 +61,11 @@ def add(sub: Subparsers) -> None:
         help="with --baseline: the worsening of p50 or p99 allowed, e.g. 10%% (default: 0%%, "
         "any significant worsening fails)",
     )
+    flag(
+        parser,
+        "--allow-no-verdict",
+        "with --baseline: pass (exit 0) when no change could be judged (default: exit 4)",
+    )
     flag(parser, "--json", "print JSON instead of text (default: text)")
     flag(parser, "--markdown", "print Markdown instead of text (default: text)")
     flag(
@@ -73,8 +79,11 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_regression is not None and args.baseline is None:
-        raise ConfigError("--max-regression needs --baseline BASE (the check of NEW against it)")
+    for option in ("max_regression", "allow_no_verdict"):
+        if getattr(args, option) not in (None, False) and args.baseline is None:
+            raise ConfigError(
+                f"--{option.replace('_', '-')} needs --baseline BASE (the check of NEW against it)"
+            )
     if args.baseline is not None:
         return _check(args)
     if args.a_dirs or args.b_dirs:
@@ -92,6 +101,8 @@ def _ladder(args: argparse.Namespace) -> int:
     from evaluator.comparison.compare import compare
     from evaluator.comparison.table import format_table, to_markdown
 
+    for path in args.run_dirs:
+        rundir.kind(path)  # a path given by mistake is named before any is read
     run_dirs, rounds = rundir.ladder_runs(args.run_dirs)
     comparison = compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
     if args.json:
@@ -120,10 +131,11 @@ def _ab(args: argparse.Namespace, a_paths: list[Path], b_paths: list[Path]) -> i
 
 
 def _check(args: argparse.Namespace) -> int:
-    """The regression check: exit 1 on a regression, 0 otherwise, 2 when the check could
-    not be made (so that a CI job tells a slower NEW from a broken one)."""
+    """The regression check: exit 1 on a regression, 4 on no verdict (unless allowed), 0
+    otherwise, 2 when the check could not be made (so that a CI job tells a slower NEW from
+    a broken one, and from one it could not judge)."""
     from evaluator.comparison import ab
-    from stagebench.report.ab_table import regression_json, regression_line
+    from stagebench.report.ab_table import exit_code, regression_json, regression_line
 
     if len(args.run_dirs) != 1 or args.a_dirs or args.b_dirs:
         raise ConfigError("--baseline BASE takes exactly one NEW directory (a run or a suite)")
@@ -134,14 +146,15 @@ def _check(args: argparse.Namespace) -> int:
     except EvaluationError as err:
         raise ConfigError(str(err)) from err
     check = ab.regression(comparison, limit)
+    code = exit_code(check, args.allow_no_verdict)
     for line in (*comparison.settings, *comparison.flags):
         print(f"WARNING: BASE (A) and NEW (B) differ: {line}", file=sys.stderr)
     if args.json:
         print(regression_line(check), file=sys.stderr)
-        print(json.dumps(regression_json(check, comparison, base, new), indent=2))
+        print(json.dumps(regression_json(check, comparison, base, new, code), indent=2))
     else:
         print(regression_line(check))
-    return 1 if check.failed else 0
+    return code
 
 
 _SHARE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*%?\s*")

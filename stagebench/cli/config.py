@@ -7,6 +7,7 @@ from ground.config import from_mapping
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments, flag
 from stagebench.config.layers import effective, load
+from stagebench.config.roles import validate
 from stagebench.config.settings import RunConfig
 
 
@@ -27,7 +28,7 @@ def add(sub: Subparsers) -> None:
 
 def show(args: argparse.Namespace) -> int:
     settings = load(args.config, run_overrides(args, stage=args.stage))
-    from_mapping(RunConfig, settings.section("run"), "run")  # validate like run would
+    validate(from_mapping(RunConfig, settings.section("run"), "run"), settings)  # as run would
     rows = effective(settings)
     if args.json:
         print(json.dumps([dict(zip(("section", "key", "value", "source"), r, strict=True))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from evaluator.summary_file import load_summary
 from ground import rundir
-from ground.errors import ConfigError, EvaluationError, StagebenchError
+from ground.errors import ConfigError, StagebenchError
 from stagebench.reference.blocks import Block, blocks, body, rewrite
 from stagebench.reference.data import PAPERS, REFERENCE_DIR, stored
 
@@ -51,7 +51,7 @@ def store(results_dir: Path, root: Path) -> Path:
     stored already is refused, as results are written once."""
     try:
         kind = rundir.kind(results_dir)
-    except EvaluationError:
+    except ConfigError:
         kind = "run"
     if kind == "run":
         raise ConfigError(

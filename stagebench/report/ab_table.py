@@ -102,6 +102,19 @@ def verdict(check: Regression) -> str:
     return "no verdict" if all(c.verdict == WITHHELD for c in check.changes) else "ok"
 
 
+NO_VERDICT_EXIT = 4
+"""The regression check's exit code when it could judge no change (too few runs a side),
+unless allowed: a CI gate never passes without a judgement by mistake."""
+
+
+def exit_code(check: Regression, allow_no_verdict: bool) -> int:
+    """1 on a regression, :data:`NO_VERDICT_EXIT` on no verdict unless ``allow_no_verdict``,
+    0 otherwise."""
+    if check.failed:
+        return 1
+    return NO_VERDICT_EXIT if verdict(check) == "no verdict" and not allow_no_verdict else 0
+
+
 def regression_line(check: Regression) -> str:
     """One line for a CI log: the outcome and the changes it rests on."""
     limit = f"{check.limit * 100:g} %"
@@ -110,18 +123,22 @@ def regression_line(check: Regression) -> str:
         return f"REGRESSION: NEW is significantly slower than BASE by more than {limit}: {worst}"
     judged = "; ".join(f"{_change(c)} {c.verdict}" for c in check.changes)
     if verdict(check) == "no verdict":
-        return f"NO VERDICT (passes): {judged}; {check.no_verdict}"
+        return f"NO VERDICT: {judged}; {check.no_verdict}"
     return f"OK: no significant regression beyond {limit}: {judged}"
 
 
 def regression_json(
-    check: Regression, comparison: ABComparison, base: Sequence[Path], new: Sequence[Path]
+    check: Regression,
+    comparison: ABComparison,
+    base: Sequence[Path],
+    new: Sequence[Path],
+    code: int,
 ) -> dict[str, Any]:
     """The check as JSON: outcome, exit code, limit, the line, the regressed changes and
     the whole comparison."""
     return {
         "verdict": verdict(check),
-        "exit_code": 1 if check.failed else 0,
+        "exit_code": code,
         "max_regression": check.limit,
         "line": regression_line(check),
         "regressed": [c.as_dict() for c in check.regressed],

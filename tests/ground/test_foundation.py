@@ -1,5 +1,8 @@
 """Pure parts of the foundation: no Kafka, no Spark."""
 
+from dataclasses import dataclass, field
+from typing import Literal
+
 import pytest
 
 from ground import contract as schema
@@ -85,8 +88,6 @@ def test_run_topics_are_distinct_per_run():
 
 
 def test_from_mapping_rejects_unknown_keys():
-    from dataclasses import dataclass
-
     @dataclass(frozen=True)
     class Conf:
         rate: int = 1
@@ -94,6 +95,57 @@ def test_from_mapping_rejects_unknown_keys():
     assert from_mapping(Conf, {"rate": 5}, "x").rate == 5
     with pytest.raises(ConfigError, match=r"unknown key.*rat"):
         from_mapping(Conf, {"rat": 5}, "x")
+
+
+@dataclass(frozen=True)
+class _Typed:
+    rate: float = 1.0
+    count: int = 1
+    name: str = "a"
+    mode: Literal["on", "off"] = "on"
+    warmup: float | str = "auto"
+    limit: float | None = None
+    rates: tuple[float, ...] = ()
+    table: dict[str, str] = field(default_factory=dict)
+    flag: bool = False
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"rate": "fast"}, r"\[run\] rate: expected a number, got 'fast'"),
+        ({"rate": True}, r"rate: expected a number, got True"),
+        ({"count": 1.5}, r"count: expected a whole number, got 1.5"),
+        ({"name": 3}, r"name: expected a string, got 3"),
+        ({"mode": "auto"}, r"mode: expected one of 'on', 'off', got 'auto'"),
+        ({"limit": "x"}, r"limit: expected a number or unset, got 'x'"),
+        ({"rates": [1, "a"]}, r"rates: expected a list of a number, got \[1, 'a'\]"),
+        ({"table": "a=b"}, r"table: expected a table, got 'a=b'"),
+        ({"flag": 1}, r"flag: expected true or false, got 1"),
+    ],
+)
+def test_from_mapping_names_the_key_and_the_type_of_a_bad_value(values, message):
+    with pytest.raises(ConfigError, match=message):
+        from_mapping(_Typed, values, "run")
+
+
+def test_from_mapping_takes_what_toml_and_json_give():
+    given = {"rate": 5, "count": 2, "warmup": 30, "limit": None, "rates": [1, 2.5],
+             "table": {"k": "v"}, "flag": True, "mode": "off"}  # fmt: skip
+    assert from_mapping(_Typed, given, "run").rates == [1, 2.5]
+
+
+def test_from_mapping_names_the_table_of_a_refused_value():
+    @dataclass(frozen=True)
+    class Checked:
+        delay_ms: int = 0
+
+        def __post_init__(self):
+            if self.delay_ms < 0:
+                raise ConfigError("delay_ms must be >= 0")
+
+    with pytest.raises(ConfigError, match=r"^\[pipeline\] delay_ms must be >= 0$"):
+        from_mapping(Checked, {"delay_ms": -5}, "pipeline")
 
 
 def test_validate_input_accepts_a_good_message_and_names_problems():

@@ -135,8 +135,11 @@ def test_worker_loss_needs_a_standalone_cluster():
     ("settings", "message"),
     [
         ({"jit_threshold_scaling": 0}, "jit_threshold_scaling must be > 0"),
-        ({"garbage_collector": "g1"}, "garbage_collector must be one of parallel, jvm"),
-        ({"file_permissions": "native"}, "file_permissions must be jvm or chmod"),
+        (
+            {"garbage_collector": "g1"},
+            r"\[engine.spark\] garbage_collector: expected one of 'parallel', 'jvm'",
+        ),
+        ({"file_permissions": "native"}, "file_permissions: expected one of 'jvm', 'chmod'"),
         ({"max_offsets_per_trigger": 0}, "max_offsets_per_trigger"),
         ({"trigger_interval_ms": -1}, "trigger_interval_ms must be >= 0"),
         ({"spark_conf": {"spark.x": 1}}, "spark_conf keys and values must be strings"),

@@ -191,7 +191,7 @@ def test_budget_text():
     assert parse_budget("30m") == 1800 and parse_budget("1h") == 3600
     assert parse_budget("90") == 90 and parse_budget("45s") == 45
     for bad in ("", "m", "-3m", "soon"):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=f"such as 30m, 1h, 90s or 900 .*got {bad!r}"):
             parse_budget(bad)
 
 

@@ -78,9 +78,13 @@ def test_the_regression_check_exits_1_on_the_slower_side_and_0_on_the_same(tmp_p
     doc = json.loads(passed.stdout)
     assert doc["verdict"] == "ok" and doc["exit_code"] == 0 and doc["max_regression"] == 0.1
     assert passed.stderr.startswith("OK: no significant regression beyond 10 %")
-    # one run of NEW: no verdict, so no failure, and the line says why
+    # one run of NEW: no verdict, a code of its own (a gate never passes unjudged by
+    # mistake), and the line says why; allowed, it passes
     unjudged = check(slow, "--max-regression", "10")
-    assert unjudged.returncode == 0 and unjudged.stdout.startswith("NO VERDICT (passes)")
+    assert unjudged.returncode == 4 and unjudged.stdout.startswith("NO VERDICT: "), unjudged
+    assert "fewer than 3 runs" in unjudged.stdout
+    allowed = check(slow, "--allow-no-verdict", "--json")
+    assert allowed.returncode == 0 and json.loads(allowed.stdout)["exit_code"] == 0
 
 
 @pytest.mark.parametrize(

@@ -73,8 +73,16 @@ def test_help_loads_no_data_or_spark_library(command):
         (["--precision", "0"], "--precision must be in (0, 1)"),
         (["--precision", "1.5"], "--precision must be in (0, 1)"),
         (["--growth", "1"], "--growth must be > 1, got 1"),
-        (["--budget", "soon"], "--budget:"),
-        (["--stages", "ingest,nope"], "unknown stage(s) ['nope']"),
+        (
+            ["--budget", "soon"],
+            "--budget: expected a time > 0 such as 30m, 1h, 90s or 900 (seconds), got 'soon'",
+        ),
+        (["--stages", "ingest,nope"], "unknown stage 'nope' (stages: floor, ingest"),
+        (
+            ["--stages", "floor"],
+            "'floor' has no capacity of its own: it is the Kafka round "
+            "trip every engine's stage pays",
+        ),
     ],
 )
 def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
@@ -84,6 +92,37 @@ def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
     assert result.returncode == 2, result.stderr  # a configuration error
     assert result.stderr.startswith("ERROR: ") and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[run]\nrate = "fast"\n', "ERROR: [run] rate: expected a number, got 'fast'"),
+        ("[pipeline]\nwatermark_delay_ms = -5\n",
+         "ERROR: [pipeline] watermark_delay_ms must be >= 0"),
+        ('[engine.spark]\ngarbage_collector = "g1"\n',
+         "ERROR: [engine.spark] garbage_collector: expected one of 'parallel', 'jvm', got 'g1'"),
+    ],
+)  # fmt: skip
+def test_a_bad_value_in_a_configuration_file_names_its_key(tmp_path, toml, message):
+    config = tmp_path / "bench.toml"
+    config.write_text(toml)
+    result = stagebench("config", "show", "--config", str(config))
+    assert result.returncode == 2 and result.stderr.strip() == message, result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["compare", "{nope}"], ["report", "{nope}"], ["history", "--results", "{nope}"],
+     ["compare", "--baseline", "{nope}", "{nope}"], ["compare", "{empty}"]],
+)  # fmt: skip
+def test_a_path_that_is_no_results_directory_is_bad_input_in_every_command(tmp_path, command):
+    (tmp_path / "empty").mkdir()
+    paths = {"nope": str(tmp_path / "nope"), "empty": str(tmp_path / "empty")}
+    result = stagebench(*(arg.format(**paths) for arg in command))
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("ERROR: ") and str(tmp_path) in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from ground import rundir
-from ground.errors import EvaluationError
+from ground.errors import ConfigError
 from stagebench.report import figures, tables
 from stagebench.report import html as html_report
 from stagebench.report.data import cdf, load_run
@@ -176,7 +176,7 @@ def test_a_capacity_page_shows_the_probes_and_the_deciding_ones(tmp_path):
 
 
 def test_a_directory_without_results_is_refused(tmp_path):
-    with pytest.raises(EvaluationError, match="not a results directory"):
+    with pytest.raises(ConfigError, match="not a results directory"):
         rundir.kind(tmp_path)
 
 
@@ -194,7 +194,7 @@ def test_the_report_command_writes_and_sizes_each_page(tmp_path):
         [sys.executable, "-m", "stagebench", "report", str(tmp_path / "nothing")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert empty.returncode == 1 and empty.stderr.startswith("ERROR: ")
+    assert empty.returncode == 2 and empty.stderr.startswith("ERROR: ")  # bad input
 
 
 def test_a_page_survives_missing_files(tmp_path):
