@@ -1,6 +1,7 @@
-"""The increments of a stage table: per-run rows grouped by (stage, implementation),
-the mean, spread and 95 % interval of each percentile, and each row's increment over
-the nearest stage it builds on, with its interval and verdict.
+"""The increments of a stage table: per-run rows grouped by (engine, stage,
+implementation), the mean, spread and 95 % interval of each percentile, and each row's
+increment over the nearest stage it builds on run by the same engine (the floor under
+every engine's ladder), with its interval and verdict.
 
 How an increment is judged depends on how its runs were made:
 
@@ -47,25 +48,32 @@ NO_VERDICT = (
 MARK = "!"
 """A row's mark when its runs have warnings."""
 BASELINE_IMPL = "builtin"
+Key = tuple[str | None, str, str]
+"""A row's runs: (engine, stage, impl)."""
+
+
+def _key(row: dict[str, Any]) -> Key:
+    return row.get("engine"), row["stage"], row["impl"]
 
 
 def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
-    """One row per (stage, impl) from per-run rows
+    """One row per (engine, stage, impl) from per-run rows
     (:func:`~evaluator.comparison.rows.run_row`, with their ``round`` or None): means,
     spreads, intervals, caveats and increments, the increments' verdicts corrected
     together (:func:`~evaluator.significance.holm`); ordered by the stage ladder, then
-    implementation."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    engine and implementation."""
+    groups: dict[Key, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["stage"], row["impl"]), []).append(row)
+        groups.setdefault(_key(row), []).append(row)
     spread = pace_spread([r["pace_ms"] for r in rows if r["pace_ms"]])
-    keys = sorted(groups, key=lambda k: (STAGES.index(k[0]), str(k[1])))
-    out = [_measured(stage, impl, groups[(stage, impl)]) for stage, impl in keys]
+    keys = sorted(groups, key=lambda k: (STAGES.index(k[1]), str(k[0]), str(k[2])))
+    out = [_measured(stage, impl, groups[(engine, stage, impl)]) for engine, stage, impl in keys]
+    several = len({e["engine"] for e in out if chain(e["stage"])[0].name != e["stage"]}) > 1
     for entry in out:
         base = _baseline(entry, out)
-        base_runs = groups[(base["stage"], base["impl"])] if base else []
+        base_runs = groups[_key(base)] if base else []
         for q in QUANTILES:
-            entry.update(increment(groups[(entry["stage"], entry["impl"])], base_runs, q))
+            entry.update(increment(groups[_key(entry)], base_runs, q))
         for q in CI_QUANTILES:
             change, before = entry[f"increment_{q}"], base[q] if base else None
             entry[f"increment_{q}_within_pace"] = (
@@ -73,7 +81,7 @@ def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
                 if change is None or before is None or spread is None
                 else abs(change) <= spread * PAIR_DRIFT * before
             )
-        entry["increment_over"] = f"{base['stage']}/{base['impl']}" if base else None
+        entry["increment_over"] = label(base, several) if base else None
     _judge(out)
     return [ComparisonRow(**entry) for entry in out]
 
@@ -211,12 +219,25 @@ def _judge(rows: list[dict[str, Any]]) -> None:
         r[f"increment_{q}_significant"] = p < ALPHA
 
 
+def label(row: dict[str, Any], engine: bool) -> str:
+    """ "stage/impl" of a row, "engine:stage/impl" with ``engine`` (a table of several
+    engines) unless it is the floor's."""
+    name = f"{row['stage']}/{row['impl']}"
+    floor = row["stage"] == chain(row["stage"])[0].name
+    return f"{row['engine']}:{name}" if engine and row.get("engine") and not floor else name
+
+
 def _baseline(entry: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The row ``entry``'s increments are taken against: the nearest stage with rows
-    that it builds on (:func:`ground.stages.chain`), its row of the same impl, else its
-    built-in row (else None)."""
+    """The row ``entry``'s increments are taken against: the nearest stage with rows of
+    the same engine that it builds on (:func:`ground.stages.chain`; the floor, whatever
+    engine is named), its row of the same impl, else its built-in row (else None)."""
     for step in reversed(chain(entry["stage"])[:-1]):
-        candidates = {r["impl"]: r for r in rows if r["stage"] == step.name}
+        candidates = {
+            r["impl"]: r
+            for r in rows
+            if r["stage"] == step.name
+            and (r["engine"] == entry["engine"] or step.builds_on is None)
+        }
         if candidates:
             return candidates.get(entry["impl"]) or candidates.get(BASELINE_IMPL)
     return None

@@ -103,8 +103,9 @@ class ComparisonRow:
     increment_over: str | None = field(
         metadata=key_doc(
             'the "stage/impl" the increments are taken over: the nearest stage it builds on '
-            "with a row, its row of the same implementation, else its built-in row (null "
-            "for the first)"
+            "with a row of the same engine (the floor, whatever the engine), its row of the "
+            "same implementation, else its built-in row (null for the first); "
+            '"engine:stage/impl" in a table of several engines'
         )
     )
     increment_p50_p_holm: float | None = field(
@@ -131,8 +132,8 @@ class ComparisonRow:
     engine: str | None = field(
         default=None,
         metadata=key_doc(
-            "the stream engine of the row's runs (floor, spark); null for runs made before "
-            "engines were named, or runs of different engines"
+            "the stream engine of the row's runs (a row holds one engine's runs); null for "
+            "runs made before engines were named"
         ),
     )
     recovery_s: list[float | None] | None = field(

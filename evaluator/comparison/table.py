@@ -5,6 +5,7 @@ each formatted by :mod:`evaluator.number_format`)."""
 from collections import Counter
 from collections.abc import Callable
 
+from evaluator.comparison.compact import compact_table
 from evaluator.comparison.compare import Comparison
 from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
@@ -160,9 +161,13 @@ def _warned(rows: list[ComparisonRow]) -> list[tuple[str, list[str]]]:
     return [(f"{r.stage}/{r.impl}", list(r.warnings)) for r in rows if r.warnings]
 
 
-def format_table(comparison: Comparison) -> str:
+def format_table(comparison: Comparison, wide: bool = False) -> str:
     """A plain text table for terminals: the differences between the runs above it
-    (when any), notes and the numbered warnings of its rows below."""
+    (when any); below it a key and the rows' warnings, one line per cause
+    (:func:`compact_table`), or with ``wide`` every column, notes on each and every
+    warning in full."""
+    if not wide:
+        return "\n".join([*_above(comparison), *compact_table(comparison)])
     headers, body = _body(comparison.rows)
     left = [a for _, a, _ in _COLUMNS] + [True]
     widths = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(headers)]
@@ -171,6 +176,17 @@ def format_table(comparison: Comparison) -> str:
         padded = zip(cells, widths, left, strict=True)
         return "  ".join(c.ljust(w) if a else c.rjust(w) for c, w, a in padded).rstrip()
 
+    lines = [*_above(comparison), line(headers), "  ".join("-" * w for w in widths)]
+    lines += [line(b) for b in body]
+    lines += ["\n    ".join(note) for note in _notes(comparison)]
+    for i, (label, warnings) in enumerate(_warned(comparison.rows), 1):
+        lines.append(f"{MARK}{i} {label}:")
+        lines += [f"    {w}" for w in warnings]
+    return "\n".join(lines)
+
+
+def _above(comparison: Comparison) -> list[str]:
+    """What must be read before the table: runs that differ, a host that drifted."""
     lines = []
     if comparison.differences:
         lines.append(
@@ -181,13 +197,7 @@ def format_table(comparison: Comparison) -> str:
         lines.append("")
     if note := comparison.pace_note:
         lines += [f"PACE: {note}", ""]
-    lines += [line(headers), "  ".join("-" * w for w in widths)]
-    lines += [line(b) for b in body]
-    lines += ["\n    ".join(note) for note in _notes(comparison)]
-    for i, (label, warnings) in enumerate(_warned(comparison.rows), 1):
-        lines.append(f"{MARK}{i} {label}:")
-        lines += [f"    {w}" for w in warnings]
-    return "\n".join(lines)
+    return lines
 
 
 def to_markdown(comparison: Comparison) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
-from stagebench.cli.shared import Subparsers, flag
+from stagebench.cli.shared import WIDE, Subparsers, flag
 
 COMPARE = (
     "Three comparisons. The stage table: one row per stage of evaluated runs, "
@@ -66,6 +66,7 @@ def add(sub: Subparsers) -> None:
         "--allow-no-verdict",
         "with --baseline: pass (exit 0) when no change could be judged (default: exit 4)",
     )
+    flag(parser, "--wide", WIDE)
     flag(parser, "--json", "print JSON instead of text (default: text)")
     flag(parser, "--markdown", "print Markdown instead of text (default: text)")
     flag(
@@ -111,8 +112,7 @@ def _ladder(args: argparse.Namespace) -> int:
                "significance": comparison.significance}  # fmt: skip
         print(json.dumps(doc, indent=2, default=str))
         return 0
-    text = to_markdown if args.markdown else format_table
-    print(text(comparison))
+    print(to_markdown(comparison) if args.markdown else format_table(comparison, args.wide))
     return 0
 
 

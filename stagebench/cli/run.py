@@ -7,7 +7,7 @@ from pathlib import Path
 from ground.config import from_mapping
 from stagebench.cli.fields import add_field
 from stagebench.cli.options import APPLICATION_FIELDS, run_overrides
-from stagebench.cli.shared import Subparsers, add_run_arguments
+from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag
 from stagebench.config.layers import load
 from stagebench.config.settings import RunConfig
 
@@ -21,6 +21,7 @@ def add(sub: Subparsers) -> None:
         "Ctrl-C stops everything cleanly and keeps what was collected.",
     )
     add_field(parser, RunConfig, "stage")
+    flag(parser, "--wide", WIDE)
     add_run_arguments(parser, skip=APPLICATION_FIELDS)
     parser.set_defaults(handler=run)
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load(args.config, run_overrides(args, stage=args.stage))
     config = from_mapping(RunConfig, settings.section("run"), "run")
     result = execute(config, settings)
-    print(format_runs([result.summary]))
+    print(format_runs([result.summary], wide=args.wide))
     if result.page is not None:
         print(f"\nreport: {result.page.describe()}")
     print(f"\nresults: {result.run_dir}")

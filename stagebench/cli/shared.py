@@ -11,6 +11,13 @@ from stagebench.config.settings import RunConfig
 Subparsers = argparse._SubParsersAction
 
 
+WIDE = (
+    "print every column, the notes on each and every warning in full (default: the main "
+    "columns within 100 characters, a one-line key, one line per warning's cause)"
+)
+"""The help of ``--wide``, an option of every command that prints a table of runs."""
+
+
 def flag(parser: argparse.ArgumentParser, option: str, text: str) -> None:
     """An on/off switch, off unless given."""
     parser.add_argument(option, action="store_true", help=text)

@@ -10,7 +10,7 @@ from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import MAIN_LINE, STAGES
 from stagebench.cli.options import run_overrides
-from stagebench.cli.shared import Subparsers, add_run_arguments, flag
+from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag
 from stagebench.config.faults import ENGINE_FAULTS
 from stagebench.config.layers import load
 from stagebench.config.roles import validate
@@ -58,6 +58,7 @@ def add(sub: Subparsers) -> None:
         "leave out the floor (a plain Kafka consume→produce loop), which otherwise "
         "runs first so that ingest's increment is measured over it (default: run it)",
     )
+    flag(parser, "--wide", WIDE)
     add_run_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     suite = run_suite(
         stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
     )
-    print(format_table(suite.comparison))
+    print(format_table(suite.comparison, wide=args.wide))
     print(f"\norder (seed {suite.order.seed}):")
     print("\n".join(f"  {line}" for line in suite.order.lines()))
     print(f"\nreport: {suite.page.describe()}")

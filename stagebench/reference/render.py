@@ -27,7 +27,7 @@ from ground.errors import ConfigError, StagebenchError
 from stagebench.reference.blocks import Block, blocks, body, rewrite
 from stagebench.reference.data import PAPERS, REFERENCE_DIR, stored
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 """The work tree this module runs from: the docs and data it keeps."""
 README = Path("README.md")
 GENERATED = tuple(

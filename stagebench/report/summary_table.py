@@ -44,6 +44,12 @@ NOTE = (
     "count and values agree with its inputs"
 )
 """The table's legend; ``method`` is the intervals' own, as summary.json states it."""
+COMPACT = ("stage", "impl", "outputs", "missing", "dup", "p50 ms", "p99 ms", "steady", "checks")
+"""The columns shown unless ``--wide``."""
+SHORT_NOTE = (
+    "[lo–hi]: 95 % interval; steady: the per-second p50's trend; checks: outputs agree "
+    "with their inputs"
+)
 
 
 def _recovery(summary: Summary) -> list[str]:
@@ -70,16 +76,24 @@ def _recovery(summary: Summary) -> list[str]:
     return lines
 
 
-def format_runs(summaries: list[Summary]) -> str:
-    header = [name for name, _ in COLUMNS]
-    body = [[format_cell(get(s)) for _, get in COLUMNS] for s in summaries]
+def format_runs(summaries: list[Summary], wide: bool = False) -> str:
+    """The runs' table; by default its main columns, a one-line key and each warning's
+    cause (within 100 characters), with ``wide`` every column and note and every warning
+    in full."""
+    columns = COLUMNS if wide else [c for c in COLUMNS if c[0] in COMPACT]
+    header = [name for name, _ in columns]
+    body = [[format_cell(get(s)) for _, get in columns] for s in summaries]
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
     lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)) for r in body]
     if any(s.confidence or s.steady_state for s in summaries):
         methods = sorted({s.confidence["method"] for s in summaries if s.confidence})
-        lines.append(NOTE.format(method="; ".join(methods) or "none"))
+        lines.append(NOTE.format(method="; ".join(methods) or "none") if wide else SHORT_NOTE)
     lines += [line for s in summaries for line in _recovery(s)]
     warnings = [w for s in summaries for w in s.warnings]
-    lines += [f"WARNING: {w}" for w in warnings]
+    if wide:
+        lines += [f"WARNING: {w}" for w in warnings]
+    else:
+        causes = dict.fromkeys(w.split(": ", 1)[0] for w in warnings)
+        lines += [f"WARNING: {c} (in full: --wide, summary.json, report.html)" for c in causes]
     return "\n".join(lines)

@@ -258,7 +258,7 @@ def test_cli_evaluates_run_dir_and_compares(kafka_bootstrap, join_run, tmp_path)
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert compare.returncode == 0, compare.stderr
-    assert "join" in compare.stdout and "difference of percentiles" in compare.stdout
+    assert "join" in compare.stdout and "+p50: p50 minus that of the stage" in compare.stdout
 
 
 def test_missing_outputs_are_located(kafka_bootstrap, join_run, ingest_run, tmp_path):

@@ -80,7 +80,7 @@ def test_repetitions_and_impls_are_grouped_with_increments_over_the_right_row(tm
     assert by[("sliding", "builtin")].increment_p99 == 2000.0
     assert by[("sliding", "custom")].increment_p50 == 500.0
     assert by[("sliding", "custom")].increment_over == "tumbling/custom"
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "tumbling/custom" in text and "runs" in text.splitlines()[0]
 
 
@@ -107,7 +107,7 @@ def test_foreign_summary_is_an_evaluation_error_naming_the_file(tmp_path):
 
 def test_tables_label_increments(tmp_path):
     comparison = compare([_run(tmp_path, "a", "ingest", "builtin", 1.0, 2.0, 3.0)])
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "difference of percentiles" in text
     assert text.splitlines()[0].split()[:3] == ["stage", "impl", "p50"]
     md = to_markdown(comparison)
@@ -157,7 +157,7 @@ def test_rows_carry_their_runs_warnings_deduplicated_and_marked(tmp_path):
     ingest, parse = comparison.rows
     assert ingest.warnings == [f"{i1}: 3 negative latencies", f"{i2}: publisher behind schedule"]
     assert (ingest.mark, parse.mark, parse.warnings) == ("!", "", [])
-    lines = format_table(comparison).splitlines()
+    lines = format_table(comparison, wide=True).splitlines()
     assert lines[2].startswith("ingest") and lines[2].endswith("!1")
     assert lines[3].startswith("parse") and not lines[3].rstrip().endswith("!1")
     listed = lines[lines.index("!1 ingest/builtin:") :]
@@ -205,11 +205,11 @@ def test_mixed_runs_are_refused_naming_each_difference(tmp_path):
     comparison = compare(dirs, allow_mixed=True)
     assert comparison.differences == expected
     assert [r.stage for r in comparison.rows] == ["ingest", "parse", "join", "tumbling"]
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert text.splitlines()[0].startswith("NOT COMPARABLE")
     assert text.splitlines()[1:4] == [f"  {line}" for line in expected]
     assert to_markdown(comparison).startswith("**NOT COMPARABLE**")
-    assert "NOT COMPARABLE" not in format_table(compare(dirs[:3]))
+    assert "NOT COMPARABLE" not in format_table(compare(dirs[:3]), wide=True)
 
 
 def test_differences_name_every_run_on_a_tie_and_count_absent_values():
@@ -246,7 +246,7 @@ def test_one_run_keeps_its_own_interval(tmp_path):
     (row,) = comparison.rows
     assert (row.p50_ci95, row.p99_ci95) == ([431.0, 466.0], [700.0, 820.0])
     assert row.ci_method == "within-run" and row.steady == ["steady"]
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "448 [431–466]" in text and "764 [700–820]" in text
     assert "batch means" in text and "Student-t" not in text
     assert text.splitlines()[2].split()[-1] == "steady"
@@ -269,7 +269,7 @@ def test_repetitions_take_the_interval_across_runs(tmp_path):
     assert row.p50_ci95 == pytest.approx([12.0 - half, 12.0 + half])
     assert row.p99_ci95 == pytest.approx([36.0 - 3 * half, 36.0 + 3 * half])
     assert row.steady == ["steady", "rising", "steady"]
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "12 [7–17]" in text and "2 steady, 1 rising" in text
     assert "Student-t" in text and "moving-block" not in text
 
@@ -300,7 +300,7 @@ def test_one_run_per_stage_gives_a_within_run_interval_and_no_verdict(tmp_path):
         )
     assert comparison.tests == 0
     assert comparison.significance["no_verdict"].startswith("fewer than 3 runs of a stage")
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "+3 [−7–+13] n.v." in text and "+100 [+86–+114] n.v." in text
     assert "n.v.: no verdict, fewer than 3 runs of a stage" in text and "Holm" not in text
     assert "+3 [−7–+13] n.v." in to_markdown(comparison)
@@ -342,7 +342,8 @@ def test_increments_in_rounds_take_a_student_t_interval_of_the_per_round_differe
     assert apart.increment_p50 == pytest.approx(410.0)
     width = apart.increment_p50_ci95[1] - apart.increment_p50_ci95[0]
     assert width > 2 * half
-    assert "in rounds: [lo–hi] Student-t on the per-round differences" in format_table(comparison)
+    text = format_table(comparison, wide=True)
+    assert "in rounds: [lo–hi] Student-t on the per-round differences" in text
 
 
 def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(tmp_path):
@@ -355,7 +356,7 @@ def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(
     assert join.increment_p50_ci95 == pytest.approx([404.0, 406.0])
     assert join.increment_p50_method == "within-run"
     assert join.increment_p50_significant is None and comparison.tests == 0
-    assert "+405 [+404–+406] n.v." in format_table(comparison)
+    assert "+405 [+404–+406] n.v." in format_table(comparison, wide=True)
 
 
 def test_holm_corrects_a_tables_tests_together(tmp_path):
@@ -380,7 +381,7 @@ def test_holm_corrects_a_tables_tests_together(tmp_path):
     assert comparison.significance == {
         "level": 0.95, "correction": "holm", "tests": 4, "min_runs": 3, "no_verdict": None,
     }  # fmt: skip
-    text = format_table(comparison)
+    text = format_table(comparison, wide=True)
     assert "+3.0 [+0.5–+5.5] n.s." in text
     assert "n.s.: not significant at 5 % after Holm's correction across the table's 4 tests" in text
     assert "Holm's correction" in to_markdown(comparison)
@@ -400,11 +401,11 @@ def test_runs_without_intervals_or_steadiness_still_compare(tmp_path):
     assert parse.increment_p50 == 20.0
     assert parse.increment_p50_ci95 is None and parse.increment_p50_significant is None
     assert parse.increment_p99_significant is None
-    lines = format_table(comparison).splitlines()
+    lines = format_table(comparison, wide=True).splitlines()
     assert lines[2].split()[:3] == ["ingest", "builtin", "100"]
     assert "+20" in lines[3].split() and "+20 [" not in lines[3] and "n.s." not in lines[3]
     assert "falling" in lines[3]
-    only_bare = format_table(compare([bare]))
+    only_bare = format_table(compare([bare]), wide=True)
     assert "no intervals" in only_bare
 
 
@@ -439,7 +440,7 @@ def test_each_row_shows_the_pace_its_runs_were_made_at(tmp_path):
     assert comparison.pace_drift == pytest.approx(1 / 42 * 1.96 * 2**0.5 * 1.4826, abs=1e-3)
     # join adds 438 ms over 62: far beyond a 10 % drift of ingest
     assert join.increment_p50_within_pace is False and comparison.pace_note is None
-    table = format_table(comparison)
+    table = format_table(comparison, wide=True)
     assert "pace" in table.splitlines()[0] and "PACE" not in table
     assert "median absolute deviation of 2.4 % of the median" in table
 
@@ -457,7 +458,7 @@ def test_a_comparison_names_the_increments_a_host_drift_could_explain(tmp_path):
     assert parse.increment_p50_within_pace is True
     assert parse.increment_p99_within_pace is False
     assert comparison.host_explains == ["parse/builtin +p50 (+10 ms)"]
-    for text in (format_table(comparison), to_markdown(comparison)):
+    for text in (format_table(comparison, wide=True), to_markdown(comparison)):
         assert "PACE" in text and "40 to 50 ms" in text
         assert "host drift of that size could explain parse/builtin +p50 (+10 ms)" in text
 

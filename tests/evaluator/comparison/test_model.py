@@ -55,7 +55,7 @@ def _printed(capsys, run_dirs=(), a_dirs=(), b_dirs=()) -> dict:
     args = argparse.Namespace(
         baseline=None, max_regression=None, a_dirs=list(a_dirs), b_dirs=list(b_dirs),
         run_dirs=list(run_dirs), allow_mixed=True, json=True, markdown=False,
-        allow_no_verdict=False,
+        allow_no_verdict=False, wide=False,
     )  # fmt: skip
     capsys.readouterr()
     assert command.run(args) == 0

@@ -20,7 +20,7 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
         warnings=["not steady: per-second p50 rising", "publisher fell behind"],
         trusted=True,
     )  # fmt: skip
-    lines = format_runs([summary]).splitlines()
+    lines = format_runs([summary], wide=True).splitlines()
     header, row = lines[0].split("  "), lines[1]
     assert [h.strip() for h in header if h.strip()][-2:] == ["steady", "checks"]
     assert "448 [431–466]" in row and "764 [700–820]" in row
@@ -29,6 +29,13 @@ def test_intervals_and_steadiness_are_columns_and_warnings_stay_last():
     assert lines[-2:] == [
         "WARNING: not steady: per-second p50 rising",
         "WARNING: publisher fell behind",
+    ]
+    compact = format_runs([summary]).splitlines()
+    assert max(map(len, compact)) <= 100 and "p95 ms" not in compact[0]
+    assert compact[1].split()[-4:] == ["rising", "+120", "ms/min", "ok"]
+    assert compact[-2:] == [
+        "WARNING: not steady (in full: --wide, summary.json, report.html)",
+        "WARNING: publisher fell behind (in full: --wide, summary.json, report.html)",
     ]
 
 
