@@ -3,20 +3,21 @@
 import argparse
 from pathlib import Path
 
-from stagebench.cli.shared import Subparsers
+from stagebench.cli.shared import Subparsers, flag
 
 
 def add(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "report",
         help="write report.html for results directories (runs, suites, capacity searches)",
-        description="Draw one self-contained page, report.html, into each results directory "
-        "given: a run's (latency through the warm-up and the measured period, its "
-        "distribution, throughput, resources, warnings, conditions, configuration), a suite's "
-        "(the stage ladder and its runs together) or a capacity search's (the probes on the "
-        "offered rate and the deciding probes through time). The plots are interactive and "
-        "their scripts embedded, so the page opens offline. run, suite, capacity and evaluate "
-        "write it themselves; this draws it again, from the directory's files alone.",
+        description="Draw one page, report.html, into each results directory given: a run's "
+        "(latency through the warm-up and the measured period, its distribution, throughput, "
+        "resources, warnings, conditions, configuration), a suite's (the stage ladder and its "
+        "runs together) or a capacity search's (the probes on the offered rate and the "
+        "deciding probes through time). The plots are interactive and open offline: their "
+        "script, plotly.js (4.8 MB), is written once beside the results directories and "
+        "every page there loads it. run, suite, capacity and evaluate write the page "
+        "themselves; this draws it again, from the directory's files alone.",
     )
     parser.add_argument(
         "paths",
@@ -25,6 +26,12 @@ def add(sub: Subparsers) -> None:
         metavar="PATH",
         help="results directories: runs, suites, capacity searches (default: none; one at least)",
     )
+    flag(
+        parser,
+        "--self-contained",
+        "embed plotly.js in each page, to mail it or open it alone (default: load the copy "
+        "beside the results directories)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -32,5 +39,5 @@ def run(args: argparse.Namespace) -> int:
     from stagebench.report.html import write
 
     for path in args.paths:
-        print(f"wrote {write(path).describe()}")
+        print(f"wrote {write(path, args.self_contained).describe()}")
     return 0

@@ -6,9 +6,9 @@ directory's files (:mod:`stagebench.report.data`), drawn with Plotly
 (:mod:`stagebench.report.figures`; interactive: zoom, hover values) and laid out by
 :mod:`stagebench.report.run`, :mod:`stagebench.report.suite` and
 :mod:`stagebench.report.capacity` in the frame of :mod:`stagebench.report.page`, which
-embeds plotly.js once, so the page works offline and can be mailed as one file.
-plotly.js is about 4.8 MB of it; a suite draws its runs together, and per-record
-latencies only as a grid of quantiles, so its page stays under 10 MB.
+loads plotly.js from one copy beside the results directories (or embeds it: a
+self-contained page, to be mailed as one file). A suite draws its runs together, and
+per-record latencies only as a grid of quantiles, so its page stays small.
 """
 
 import time
@@ -33,8 +33,9 @@ class Page:
         return f"{self.path} ({self.bytes / 1e6:.1f} MB, written in {self.seconds:.1f} s)"
 
 
-def write(results_dir: Path) -> Page:
-    """Draw ``results_dir``'s report.html (a run's, a suite's or a capacity search's)."""
+def write(results_dir: Path, self_contained: bool = False) -> Page:
+    """Draw ``results_dir``'s report.html (a run's, a suite's or a capacity search's),
+    with plotly.js embedded when ``self_contained``."""
     began = time.monotonic()
     found = rundir.kind(results_dir)
     if found == "suite":
@@ -44,5 +45,5 @@ def write(results_dir: Path) -> Page:
     else:
         title, body = run_page(load_run(results_dir))
     path = results_dir / rundir.REPORT_HTML
-    path.write_text(document(title, body), encoding="utf-8")
+    path.write_text(document(title, body, results_dir, self_contained), encoding="utf-8")
     return Page(path, path.stat().st_size, time.monotonic() - began)

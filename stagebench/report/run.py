@@ -7,6 +7,7 @@ disturbance window from summary.json's ``recovery`` and marks where latency reco
 from html import escape
 
 from evaluator.number_format import format_exact
+from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import RunData
 from stagebench.report.page import figure, section
@@ -42,8 +43,12 @@ def run_page(run: RunData) -> tuple[str, list[str]]:
                 )
             )
         )
+    else:
+        latency.append(note(rundir.TIMESERIES, "per-second latency"))
     if run.cdf is not None:
         latency.append(figure(figures.cdf_figure([(meta["stage"], run.cdf)], s.latency_ms)))
+    else:
+        latency.append(note(rundir.LATENCIES, "latency distribution"))
     return title, [
         lead,
         section("Latency", *latency, tables.recovery_table(s.recovery, origin)),
@@ -69,7 +74,7 @@ def _throughput(run: RunData, origin: int) -> list[str]:
         f"{format_exact(t.drain_ms)} ms after the last.</p>"
     )
     if run.timeseries is None:
-        return [text]
+        return [text, note(rundir.TIMESERIES, "records per second")]
     timeline = figures.Timeline(
         figures.throughput_lines(run.timeseries, origin),
         figures.period_bands(run.summary, run.timeseries),
@@ -102,4 +107,14 @@ def _resources(run: RunData, origin: int) -> list[str]:
     if run.resources is not None:
         cores = (run.summary.machine or {}).get("cores")
         parts.append(figure(figures.resources_figure(run.resources, origin, cores)))
+    elif rows:
+        parts.append(note(rundir.RESOURCES, "resources through time"))
     return parts or ["<p>No resources were sampled.</p>"]
+
+
+def note(name: str, chart: str) -> str:
+    """What stands for a chart whose file the run's directory does not hold."""
+    return (
+        f'<p class="note">No chart of the {escape(chart)}: this directory holds no '
+        f"{escape(name)} (a run kept as reference data keeps its summary only).</p>"
+    )

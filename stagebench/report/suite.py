@@ -41,15 +41,22 @@ def suite_page(suite_dir: Path) -> tuple[str, list[str]]:
             tables.ladder_table(doc["stages"]),
             figure(figures.ladder_figure(doc["stages"])),
         ),
-        section("Per-second latency", figure(_latency(runs))),
+        section("Per-second latency", figure(_latency(runs), _missing(rundir.TIMESERIES))),
         section(
             "Latency distributions",
             figure(
-                figures.cdf_figure([(label, run.cdf) for label, run in runs if run.cdf is not None])
+                figures.cdf_figure(
+                    [(label, run.cdf) for label, run in runs if run.cdf is not None]
+                ),
+                _missing(rundir.LATENCIES),
             ),
         ),
-        section("Throughput", figure(_throughput(runs))),
-        section("Resources", _resources_table(runs), figure(_engine_cpu(runs))),
+        section("Throughput", figure(_throughput(runs), _missing(rundir.TIMESERIES))),
+        section(
+            "Resources",
+            _resources_table(runs),
+            figure(_engine_cpu(runs), _missing(rundir.RESOURCES)),
+        ),
         section("Warnings and conditions", *(_conditions(label, run) for label, run in runs)),
         section(
             "Effective configuration",
@@ -66,6 +73,14 @@ def suite_page(suite_dir: Path) -> tuple[str, list[str]]:
             + "</ul>",
         ),
     ]
+
+
+def _missing(name: str) -> str:
+    """Why a chart of the runs is left out: none of their directories here holds ``name``."""
+    return (
+        f"No chart: none of the runs' directories here holds {name} (a suite kept as "
+        "reference data keeps its runs' summaries only)."
+    )
 
 
 def _label(run: rundir.SuiteRun) -> str:

@@ -7,6 +7,7 @@ Latencies are shown as the terminal tables show them (:mod:`evaluator.number_for
 whole ms from 10 ms, a value and its interval to one precision.
 """
 
+import re
 from html import escape
 from typing import Any
 
@@ -104,8 +105,18 @@ def recovery_table(recovery: dict[str, Any] | None, origin_ms: int) -> str:
     return table(header, rows)
 
 
+ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:[\w.@+-]+/)+([\w.@+-]+)")
+"""An absolute path in a text: its directories are the measuring machine's."""
+
+
+def local(text: str) -> str:
+    """``text`` with every absolute path cut to its last part ("…/bench.toml"): a page
+    shows no directory of the machine that measured."""
+    return ABSOLUTE.sub(r"…/\1", text)
+
+
 def warnings_list(warnings: list[str], untrusted: bool = False) -> str:
-    items = [f"<li>{escape(w)}</li>" for w in warnings]
+    items = [f"<li>{escape(local(w))}</li>" for w in warnings]
     if untrusted:
         items.insert(0, "<li><strong>Not trusted:</strong> outputs contradict their inputs.</li>")
     if not items:
@@ -178,7 +189,11 @@ def config_tables(config: dict[str, Any] | None) -> str:
             continue
         given = sources.get(section) or {}
         rows = [
-            [cell(k), f"<td><code>{escape(repr(v))}</code></td>", cell(given.get(k, "default"))]
+            [
+                cell(k),
+                f"<td><code>{escape(local(repr(v)))}</code></td>",
+                cell(local(str(given.get(k, "default")))),
+            ]
             for k, v in values.items()
         ]
         parts.append(

@@ -2,6 +2,7 @@
 suite and a capacity search drawn from made-up results directories."""
 
 import json
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -15,6 +16,7 @@ from ground.errors import ConfigError
 from stagebench.report import figures, tables
 from stagebench.report import html as html_report
 from stagebench.report.data import cdf, load_run
+from stagebench.report.page import PLOTLY_JS
 from tests.stagebench.results_dirs import (
     FAULT_AT_S,
     FAULT_S,
@@ -27,6 +29,7 @@ from tests.stagebench.results_dirs import (
 )
 
 PLOTLY_JS_HEADER = "* plotly.js v"
+"""The first line of plotly.js's own header comment."""
 
 
 def test_the_warm_up_and_tail_are_shaded_around_the_measured_period(tmp_path):
@@ -139,8 +142,11 @@ def test_a_run_page_holds_every_part_with_the_summary_numbers(tmp_path):
     html = page.path.read_text()
     summary = json.loads((run_dir / rundir.SUMMARY).read_text())
     assert page.path == run_dir / rundir.REPORT_HTML and page.bytes == len(html.encode())
-    assert html.count(PLOTLY_JS_HEADER) == 1  # plotly.js once, inline: the page is offline
-    assert "<script src=" not in html
+    # plotly.js once beside the results directories, loaded from there: offline
+    assert f'<script src="../{PLOTLY_JS}">' in html and PLOTLY_JS_HEADER not in html
+    assert (tmp_path / PLOTLY_JS).read_text().count(PLOTLY_JS_HEADER) == 1
+    alone = html_report.write(run_dir, self_contained=True).path.read_text()
+    assert alone.count(PLOTLY_JS_HEADER) == 1 and "<script src=" not in alone
     p50 = summary["latency_ms"]["p50"]
     assert f'data-stat="p50" data-value="{p50!r}"' in html
     for part in ("Per-second latency", "Latency distribution", "broker-kill", "recovered 2 s",
@@ -157,13 +163,44 @@ def test_a_suite_page_draws_its_runs_together_under_10_mb(tmp_path, monkeypatch)
     )
     page = suite_dir / rundir.REPORT_HTML  # the suite flow wrote it
     html = page.read_text()
-    assert page.stat().st_size < 10e6 and html.count(PLOTLY_JS_HEADER) == 1
+    assert html.count("no page yet") == 15  # its made-up runs have none
+    runs = [r.path for r in rundir.suite_runs(suite_dir)]
+    for run_dir in runs:
+        html_report.write(run_dir)
+    html = html_report.write(suite_dir).path.read_text()
     rows = json.loads((suite_dir / rundir.COMPARISON).read_text())["stages"]
     for row in rows:
         cell = f'data-stage="{row["stage"]}" data-stat="p50" data-value="{row["p50"]!r}"'
         assert cell in html, row["stage"]
-    assert html.count("report.html") == 15  # a link to every run's own page
+    links = re.findall(r'href="([^"]+/report\.html)"', html)
+    assert len(links) == 15 and all((suite_dir / link).is_file() for link in links)
     assert html.count('class="plotly-graph-div"') == 5
+    # the suite's pages and its runs' together, with their one plotly.js
+    pages = [page, *(d / rundir.REPORT_HTML for d in runs), tmp_path / PLOTLY_JS]
+    assert sum(p.stat().st_size for p in pages) < 10e6
+    assert not list(tmp_path.glob("**/*.min.js"))[1:]
+
+
+def test_a_suite_kept_without_its_runs_files_says_why_its_charts_are_missing(tmp_path, monkeypatch):
+    suite_dir = make_suite(tmp_path, ["floor", "ingest"], 1, monkeypatch)
+    for run in rundir.suite_runs(suite_dir):
+        for name in (rundir.LATENCIES, rundir.TIMESERIES, rundir.RESOURCES):
+            (run.path / name).unlink(missing_ok=True)
+    html = html_report.write(suite_dir).path.read_text()
+    assert html.count('class="plotly-graph-div"') == 1  # the ladder, from comparison.json
+    for name in (rundir.TIMESERIES, rundir.LATENCIES, rundir.RESOURCES):
+        assert f"No chart: none of the runs&#x27; directories here holds {name}" in html
+
+
+def test_a_page_shows_no_directory_of_the_measuring_machine(tmp_path):
+    run_dir = make_run(tmp_path, "ingest", "0000000f")
+    config = json.loads((run_dir / rundir.CONFIG).read_text())
+    config["run"]["results_dir"] = "/home/someone/bench/results"
+    config["sources"] = {"run": {"results_dir": "file /home/someone/bench/bench.toml"}}
+    (run_dir / rundir.CONFIG).write_text(json.dumps(config))
+    html = html_report.write(run_dir).path.read_text()
+    assert "/home/someone" not in html and str(tmp_path) not in html
+    assert "&#x27;…/results&#x27;" in html and "file …/bench.toml" in html
 
 
 def test_a_capacity_page_shows_the_probes_and_the_deciding_ones(tmp_path):
