@@ -18,6 +18,7 @@ import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from ground.errors import EvaluationError
+from ground.kafka import client
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +38,21 @@ class Batch:
 
 def _consumer(bootstrap: str) -> Consumer:
     return Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"stagebench-evaluator-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "auto.offset.reset": "earliest",
-            # bounded prefetch: larger buffers read no faster here but cost
-            # gigabytes of resident memory on a 10 M record topic
-            "fetch.max.bytes": 8 * 1024 * 1024,
-            "max.partition.fetch.bytes": 4 * 1024 * 1024,
-            "queued.max.messages.kbytes": 8 * 1024,
-            "fetch.wait.max.ms": 50,
-        }
+        client.settings(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"stagebench-evaluator-{uuid.uuid4().hex[:8]}",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",
+                # bounded prefetch: larger buffers read no faster here but cost
+                # gigabytes of resident memory on a 10 M record topic
+                "fetch.max.bytes": 8 * 1024 * 1024,
+                "max.partition.fetch.bytes": 4 * 1024 * 1024,
+                "queued.max.messages.kbytes": 8 * 1024,
+                "fetch.wait.max.ms": 50,
+            }
+        )
     )
 
 

@@ -33,6 +33,9 @@ class RunMetadata(TypedDict, total=False):
     """The host (processor, memory) and what the run used of it."""
     started_at: str
     ended_at: str
+    kafka_client: list[str]
+    """The names of the client properties of a secured cluster (STAGEBENCH_KAFKA_PROPERTIES)
+    the run's clients took; absent without any."""
     publisher: dict[str, Any]
     """The publisher's summary (publisher.json)."""
     resources: dict[str, Any]

@@ -14,6 +14,10 @@ MAVEN_REPOSITORY = "STAGEBENCH_MAVEN_REPOSITORY"
 pinned jars are downloaded from (default: Maven Central); each is still checked against
 its pinned SHA-1."""
 
+KAFKA_PROPERTIES = "STAGEBENCH_KAFKA_PROPERTIES"
+"""A Kafka client properties file (TLS, SASL; the Java client's names) every client of a
+run takes (:mod:`ground.kafka.client`)."""
+
 JAVA_HOME = "JAVA_HOME"
 """Java runtime used for the broker (default: ``java`` on PATH)."""
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from ground.errors import PublishError
-from ground.kafka import MAX_MESSAGE_BYTES
+from ground.kafka import MAX_MESSAGE_BYTES, client
 from publisher.config import PublisherConfig
 from publisher.faulty import FaultySource
 from publisher.replay import ReplaySource
@@ -99,7 +99,9 @@ def publish(
     stop = stop or threading.Event()
     deliveries = _Deliveries()
     try:
-        producer = Producer({**producer_settings(bootstrap, config), "on_delivery": deliveries})
+        producer = Producer(
+            client.settings({**producer_settings(bootstrap, config), "on_delivery": deliveries})
+        )
     except KafkaException as err:
         raise PublishError(f"cannot create a Kafka producer for {bootstrap}: {err}") from err
     counts = {config.speed_topic: 0, config.flow_topic: 0}

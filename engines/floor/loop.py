@@ -56,7 +56,7 @@ from ground.contract import (
     SOURCE_TOPIC,
 )
 from ground.errors import BrokerError, ConfigError, TopicError
-from ground.kafka import MAX_MESSAGE_BYTES
+from ground.kafka import MAX_MESSAGE_BYTES, client
 
 log = logging.getLogger(__name__)
 
@@ -208,9 +208,9 @@ def run_floor(
     LogAppendTime (docs/method.md#clock), BrokerError when Kafka fails; after ``stop`` the
     producer is flushed (at most ``FLUSH_TIMEOUT_S``) and the consumer closed.
     """
-    consumer = Consumer(consumer_settings(bootstrap, run_id))
+    consumer = Consumer(client.settings(consumer_settings(bootstrap, run_id)))
     try:
-        producer = Producer(producer_settings(bootstrap))
+        producer = Producer(client.settings(producer_settings(bootstrap)))
         deliveries = _Deliveries(output_topic)
         consumer.assign(_input_partitions(consumer, input_topics))
         _partitions(producer, output_topic)  # reaches the broker and caches its metadata

@@ -10,6 +10,7 @@ from pyspark.sql.streaming import DataStreamWriter
 
 from engines.config import PipelineConfig
 from engines.spark.settings import REAL_TIME, spark_settings
+from engines.spark.source import kafka_options
 from ground.contract import LOCATION_ID, RECORD, RUN_ID
 from ground.kafka import MAX_MESSAGE_BYTES
 from ground.stages import stage
@@ -47,6 +48,7 @@ def kafka_writer(result: DataFrame, config: PipelineConfig) -> DataStreamWriter:
         .writeStream.format("kafka")
         .queryName(query_name(config))
         .option("kafka.bootstrap.servers", config.bootstrap)
+        .options(**kafka_options())
         .option("kafka.linger.ms", PRODUCER_LINGER_MS)
         # ingest embeds its input: a 1 MiB input (faulty-event) makes a larger output,
         # which the producer's default (1 MiB requests) would refuse and fail the query

@@ -4,6 +4,7 @@ batch, and see each record's timestamp type (:attr:`engines.base.Engine.smoke`).
 from typing import Any
 
 from engines.spark.session import build_session
+from engines.spark.source import kafka_options
 
 SPARK_TO_CONFLUENT = {0: 1, 1: 2}
 """Spark's ``timestampType`` (0 CreateTime, 1 LogAppendTime) as confluent-kafka numbers
@@ -24,6 +25,7 @@ def _timestamps(spark: Any, bootstrap: str, topic: str) -> list[tuple[int, int]]
     rows = (
         spark.read.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
+        .options(**kafka_options())
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .load()

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import psutil
 from confluent_kafka.admin import AdminClient
@@ -31,7 +32,7 @@ from confluent_kafka.admin import AdminClient
 from ground.errors import BrokerError
 from ground.jvm import maven
 from ground.jvm.java import java_executable
-from ground.kafka import KAFKA_VERSION, MAX_BROKERS
+from ground.kafka import KAFKA_VERSION, MAX_BROKERS, client
 from ground.kafka.broker_config import cluster_id, log4j2_properties, server_properties
 from ground.kafka.ports import LOOPBACK, ensure_free, free_port
 from ground.kafka.processes import STOP_TIMEOUT_S, is_embedded_broker, tail, terminate, wait_gone
@@ -97,11 +98,17 @@ class BrokerState:
 
 
 def wait_until_reachable(
-    bootstrap: str, timeout_s: float, alive: Callable[[], bool] = lambda: True, brokers: int = 1
+    bootstrap: str,
+    timeout_s: float,
+    alive: Callable[[], bool] = lambda: True,
+    brokers: int = 1,
+    secured: bool = False,
 ) -> None:
-    """Block until Kafka answers a metadata request listing at least ``brokers`` brokers;
+    """Block until Kafka answers a metadata request listing at least ``brokers`` brokers
+    (``secured``: with the cluster's client properties, :mod:`ground.kafka.client`);
     BrokerError after the timeout or when ``alive()`` turns False."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    base: dict[str, Any] = {"bootstrap.servers": bootstrap, "log_level": 0}
+    admin = AdminClient(client.settings(base) if secured else base)
     deadline = time.monotonic() + timeout_s
     last: Exception | str | None = None
     while time.monotonic() < deadline:

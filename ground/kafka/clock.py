@@ -5,6 +5,7 @@ import uuid
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from ground.errors import BrokerError
+from ground.kafka import client
 
 TIMEOUT_S = 10.0
 
@@ -34,12 +35,14 @@ def _edge_timestamps(bootstrap: str, topics: list[str], newest: bool) -> list[in
     """LogAppendTime of the last (``newest``) or first record of every non-empty partition,
     and of any record that followed it while polling (later, so max and min stay right)."""
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"stagebench-clock-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "log_level": 0,
-        }
+        client.settings(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"stagebench-clock-{uuid.uuid4().hex[:8]}",
+                "enable.auto.commit": False,
+                "log_level": 0,
+            }
+        )
     )
     what = "newest" if newest else "oldest"
     try:

@@ -33,9 +33,10 @@ def resolve(explicit: str | None = None) -> str:
 
 def ensure_reachable(bootstrap: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
     try:
-        wait_until_reachable(bootstrap, timeout_s)
+        wait_until_reachable(bootstrap, timeout_s, secured=True)
     except BrokerError as err:
+        last = str(err).rpartition(" (")[2].rstrip(")")
         raise BrokerError(
             f"cannot reach Kafka at {bootstrap} within {timeout_s:.0f} s: is it running, "
-            "and is the address right?"
+            f"and is the address right? (last error: {last})"
         ) from err

@@ -14,7 +14,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, NewTopic
 
 from ground.errors import BrokerError, TopicError
-from ground.kafka import MAX_MESSAGE_BYTES
+from ground.kafka import MAX_MESSAGE_BYTES, client
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ PROPAGATION_S = 5.0
 
 
 def admin_client(bootstrap: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    return AdminClient(client.settings({"bootstrap.servers": bootstrap, "log_level": 0}))
 
 
 def _metadata(admin: AdminClient, bootstrap: str = "the broker") -> ClusterMetadata:

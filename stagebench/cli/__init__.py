@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from ground.errors import StagebenchError
+from ground.kafka import client
 from stagebench import __version__
 from stagebench.cli import (
     broker,
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt)
     try:
+        client.librdkafka()  # a client properties file is refused before anything starts
         code = int(args.handler(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code

@@ -10,6 +10,7 @@ import time
 from engines import registry
 from engines.registry import NAMES
 from ground.errors import SparkError
+from ground.kafka import client
 from ground.kafka.naming import new_run_id
 from stagebench.cli.shared import Subparsers, add_bootstrap
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     create_topics(bootstrap, [topic])
     try:
         check_topics(bootstrap, [topic])
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        producer = Producer(client.settings({"bootstrap.servers": bootstrap, "linger.ms": 0}))
         for i in range(args.messages):
             producer.produce(topic, key=str(i).encode(), value=b'{"smoke": %d}' % i)
         if producer.flush(30):

@@ -6,14 +6,16 @@ import platform
 import socket
 import subprocess
 import sys
+from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 
 import psutil
 
 from engines import registry
+from evaluator.run_info import RunMetadata
 from ground.jvm.java import java_executable, java_version
-from ground.kafka import KAFKA_VERSION
+from ground.kafka import KAFKA_VERSION, client
 from stagebench import __version__
 
 
@@ -73,6 +75,20 @@ def processor() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def started(embedded: bool) -> RunMetadata:
+    """A run's metadata as it starts: versions (the broker's of an ``embedded`` one only:
+    the version of a broker we did not start is unknown to us), the machine, the time,
+    and the names of a secured cluster's client properties (TLS costs latency)."""
+    metadata: RunMetadata = {
+        "versions": versions(kafka=KAFKA_VERSION if embedded else None),
+        "machine": machine(),
+        "started_at": datetime.now(UTC).isoformat(),
+    }
+    if client.properties_file():
+        metadata["kafka_client"] = sorted(client.java_properties())
+    return metadata
 
 
 def machine() -> dict[str, object]:

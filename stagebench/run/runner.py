@@ -40,7 +40,6 @@ from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
 from ground import rundir
 from ground.errors import StagebenchError
-from ground.kafka import KAFKA_VERSION
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
@@ -59,7 +58,7 @@ from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.faults import FaultInjector
 from stagebench.run.health import HealthMonitor
 from stagebench.run.job import Job, progress_events
-from stagebench.run.metadata import machine, versions
+from stagebench.run.metadata import started
 from stagebench.run.publisher import PublisherThread
 from stagebench.run.warmup import Warmth
 from stagebench.run.watch import OutputWatcher
@@ -147,13 +146,7 @@ class Run:
         run, say = self.run, self.console.step
         self._write(rundir.CONFIG, self.config.effective(self.run, self.settings))
         broker = self.health.local_broker
-        embedded = broker is not None and broker.kind == "embedded"
-        self.metadata: RunMetadata = {
-            # the version of a broker we did not start is unknown to us
-            "versions": versions(kafka=KAFKA_VERSION if embedded else None),
-            "machine": machine(),
-            "started_at": datetime.now(UTC).isoformat(),
-        }
+        self.metadata: RunMetadata = started(broker is not None and broker.kind == "embedded")
         say(f"run {self.run_id}: stage {run.stage} ({run.impl}), workload {run.workload}, "
             f"{run.rate:g} msg/s for {run.duration_s:g} s → {self.dir}")  # fmt: skip
         say(f"Kafka at {self.bootstrap}: creating fresh LogAppendTime topics")

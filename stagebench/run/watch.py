@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, KafkaException
 from evaluator.config import STEADY_TOLERANCE
 from evaluator.steady import is_settled
 from ground.contract import INPUT_TS_LATEST, SECOND_MS
+from ground.kafka import client
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +35,19 @@ class OutputWatcher:
 
     def __init__(self, bootstrap: str, topic: str):
         self._consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": f"stagebench-watch-{uuid.uuid4().hex[:8]}",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                # fetch in batches of up to half a second, not every record as it lands:
-                # the watcher decides warm-up, it does not need milliseconds
-                "fetch.min.bytes": FETCH_MIN_BYTES,
-                "fetch.wait.max.ms": int(POLL_S * 1000),
-                "log_level": 0,
-            }
+            client.settings(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": f"stagebench-watch-{uuid.uuid4().hex[:8]}",
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                    # fetch in batches of up to half a second, not every record as it lands:
+                    # the watcher decides warm-up, it does not need milliseconds
+                    "fetch.min.bytes": FETCH_MIN_BYTES,
+                    "fetch.wait.max.ms": int(POLL_S * 1000),
+                    "log_level": 0,
+                }
+            )
         )
         self._topic = topic
         self._latencies: dict[int, list[int]] = defaultdict(list)

@@ -166,3 +166,19 @@ def test_only_micro_batches_share_an_application():
     }
     real_time = make(stage="ingest", trigger="real-time")
     assert spark_settings(real_time).session_conf(real_time) is None
+
+
+def test_sparks_kafka_clients_take_a_secured_clusters_properties_as_they_are(
+    tmp_path, monkeypatch
+):
+    from engines.spark.source import kafka_options
+
+    monkeypatch.delenv("STAGEBENCH_KAFKA_PROPERTIES", raising=False)
+    assert kafka_options() == {}
+    properties = tmp_path / "client.properties"
+    properties.write_text("security.protocol=SSL\nssl.truststore.location=/ca.jks\n")
+    monkeypatch.setenv("STAGEBENCH_KAFKA_PROPERTIES", str(properties))
+    assert kafka_options() == {
+        "kafka.security.protocol": "SSL",
+        "kafka.ssl.truststore.location": "/ca.jks",
+    }
