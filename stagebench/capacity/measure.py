@@ -201,6 +201,14 @@ def write(out: Path, result: CapacityResult) -> html_report.Page:
     return html_report.write(out)
 
 
+def _targets(doc: dict[str, Any]) -> str:
+    """The latency targets a probe met too, in words ("" without any)."""
+    slo = doc["criteria"].get("slo_ms") or {}
+    return "".join(
+        f", and {name.replace('_', '.')} is at most {bound:,.0f} ms" for name, bound in slo.items()
+    )
+
+
 def report(doc: dict[str, Any], image: Path | None) -> str:
     lines = [
         f"# Capacity of {doc['stage']} ({doc['impl']})",
@@ -211,7 +219,8 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
         "shows no rising trend, p50 stays under "
         f"{doc['criteria']['max_p50_ms'] / 1000:g} s, the job drains within "
         f"{doc['criteria']['max_drain_s']:g} s after the input stops, no output is missing "
-        "and every output agrees with its inputs; a probe whose publisher fell behind says "
+        f"and every output agrees with its inputs{_targets(doc)}; a probe whose publisher fell "
+        "behind says "
         "nothing about the stage. Every other probe counts once, whether it passed or failed. The "
         "search grows the rate until a probe fails, bisects to "
         f"{doc['precision']:.0%} and spends its last {REFINE_PROBES} probes at the capacity "

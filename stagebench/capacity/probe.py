@@ -3,12 +3,15 @@ and the verdict on its run's summary (:func:`judge`), a pass, a failure, or a pr
 publisher could not feed. Pure: it reads the run's :class:`~evaluator.result.Summary`.
 """
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
 from evaluator.result import Summary
+from evaluator.stats import PERCENTILES
 from ground.config import require
+from ground.errors import ConfigError
 from stagebench.resources.summary import SATURATED_SHARE_WARN
 
 PROBE_DRAIN_GRACE_S = 10.0
@@ -29,6 +32,24 @@ rise is drift: two ingest probes at 4,000 msg/s rose 68 and 90 ms on p50s of 325
 425 ms, significant slopes, while another search found 8,000 and 16,000 msg/s steady."""
 
 
+SLO = re.compile(r"\s*(p\d+(?:[._]\d+)?)\s*=\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)\s*")
+"""A latency target on the command line: ``p99=1s``, ``p50=250ms``, ``p99.9=2s``."""
+
+
+def parse_slo(text: str) -> tuple[str, float]:
+    """``"p99=1s"`` → ("p99", 1000.0); ConfigError naming the percentiles otherwise."""
+    found = SLO.fullmatch(text)
+    name = found[1].replace(".", "_") if found else ""
+    if found is None or name not in PERCENTILES:
+        raise ConfigError(
+            f"--slo: expected PERCENTILE=BOUND with ms or s, such as p99=1s or p50=250ms "
+            f"(percentiles: {', '.join(p.replace('_', '.') for p in PERCENTILES)}), got {text!r}"
+        )
+    bound = float(found[2]) * (1000 if found[3] == "s" else 1)
+    require(bound > 0, f"--slo: the bound must be > 0, got {text!r}")
+    return name, bound
+
+
 @dataclass(frozen=True)
 class Criteria:
     """What a sustainable probe must meet, over its measured period."""
@@ -38,6 +59,10 @@ class Criteria:
     max_engine_cpu_pct: float | None = None
     """Mean engine CPU as a share of all the machine's cores (the papers used 80 %); None:
     reported, not judged."""
+    slo_ms: dict[str, float] = field(default_factory=dict)
+    """Latency targets, percentile → its highest value (ms) over the measured period
+    (``--slo p99=1s``): a probe meets the service-level objective or fails; none: the
+    sustainable rate alone."""
 
     def __post_init__(self) -> None:
         require(self.max_p50_ms > 0, "--max-p50 must be > 0")
@@ -122,6 +147,11 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         )
     if (p50 := lat.get("p50")) is not None and p50 > criteria.max_p50_ms:
         reasons.append(f"p50 {p50:,.0f} ms above {criteria.max_p50_ms:,.0f} ms")
+    for name, bound in criteria.slo_ms.items():
+        value = lat.get(name)
+        if value is None or value > bound:
+            shown = "none" if value is None else f"{value:,.0f} ms"
+            reasons.append(f"{name.replace('_', '.')} {shown} misses the target {bound:,.0f} ms")
     marks = meta.get("marks_ms") or {}
     drain_ms = summary.throughput.drain_ms
     if "drained_ms" not in marks:

@@ -72,7 +72,8 @@ class CapacityResult:
     )
     criteria: Section = field(
         metadata=key_doc(
-            "max_p50_ms, max_drain_s, max_engine_cpu_pct: what a sustainable probe must meet"
+            "max_p50_ms, max_drain_s, max_engine_cpu_pct, slo_ms (percentile → its highest "
+            "value in ms, --slo): what a sustainable probe must meet"
         )
     )
     seconds: float = field(metadata=key_doc("how long the search took"))

@@ -82,6 +82,15 @@ def add(sub: Subparsers) -> None:
         parser.add_argument(
             option, dest=dest, type=kind, default=default, metavar=metavar, help=text
         )
+    parser.add_argument(
+        "--slo",
+        action="append",
+        default=[],
+        metavar="PXX=BOUND",
+        help="a latency target every sustainable probe must also meet over its measured "
+        "period, such as p99=1s or p50=250ms; repeat it for several (default: none, the "
+        "sustainable rate alone)",
+    )
     add_run_arguments(
         parser,
         # a probe's rate is the search's; its drain timeout follows --max-drain
@@ -105,7 +114,7 @@ def add(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from stagebench.capacity.measure import Bounds, one_search
-    from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria
+    from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria, parse_slo
     from stagebench.capacity.result import CapacityResult
     from stagebench.capacity.search import check_settings, parse_budget
     from stagebench.capacity.table import format_table, headline
@@ -130,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--budget: {err}") from err
     bounds = Bounds(args.start, args.max, args.precision, args.growth, budget_s)
     criteria = Criteria(max_p50_ms=args.max_p50 * 1000, max_drain_s=args.max_drain,
-                        max_engine_cpu_pct=args.max_cpu)  # fmt: skip
+                        max_engine_cpu_pct=args.max_cpu,
+                        slo_ms=dict(parse_slo(text) for text in args.slo))  # fmt: skip
     settings = load(args.config, run_overrides(args, workload="latency"))
     # a probe's own defaults, beneath the config file and the command line; its drain
     # is judged once it outlasts --max-drain, so a probe waits little longer for it

@@ -168,9 +168,7 @@ def test_only_micro_batches_share_an_application():
     assert spark_settings(real_time).session_conf(real_time) is None
 
 
-def test_sparks_kafka_clients_take_a_secured_clusters_properties_as_they_are(
-    tmp_path, monkeypatch
-):
+def test_sparks_kafka_clients_take_a_secured_clusters_properties_as_they_are(tmp_path, monkeypatch):
     from engines.spark.source import kafka_options
 
     monkeypatch.delenv("STAGEBENCH_KAFKA_PROPERTIES", raising=False)

@@ -3,6 +3,7 @@ probes, and the verdict on run summaries."""
 
 import io
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,7 +14,7 @@ from evaluator.result import Summary
 from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import measure
 from stagebench.capacity.fit import fit_pass, pass_band
-from stagebench.capacity.probe import Criteria, Probe, judge
+from stagebench.capacity.probe import Criteria, Probe, judge, parse_slo
 from stagebench.capacity.search import REFINE_PROBES, parse_budget, search
 from stagebench.capacity.table import format_table, headline
 from stagebench.config.settings import RunConfig
@@ -422,3 +423,41 @@ def test_a_probe_after_the_shared_application_stopped_is_named_as_alone(monkeypa
     assert prober(1000.0).sustainable and prober(2000.0).sustainable
     assert given == [(1000.0, application), (2000.0, application)]
     assert prober.alone == [2000.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("p99=1s", ("p99", 1000.0)),
+        ("p50 = 250ms", ("p50", 250.0)),
+        ("p99.9=2.5s", ("p99_9", 2500.0)),
+    ],
+)
+def test_a_latency_target_reads_as_percentile_and_bound(text, parsed):
+    assert parse_slo(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["p99<1s", "p98=1s", "p99=1", "p99=0s", "latency=1s"])
+def test_a_latency_target_that_is_none_names_the_form(text):
+    with pytest.raises(ConfigError, match=rf"--slo: .*got {re.escape(repr(text))}"):
+        parse_slo(text)
+
+
+def test_a_probe_that_misses_a_latency_target_fails_with_it(monkeypatch):
+    slo = Criteria(slo_ms={"p99": 250.0, "p50": 200.0})
+    missed = judge(1000, _summary(), slo)  # p50 120, p99 300
+    assert not missed.sustainable
+    assert missed.reasons == ("p99 300 ms misses the target 250 ms",)
+    assert judge(1000, _summary(), Criteria(slo_ms={"p99": 300.0})).sustainable
+    # the default keeps today's meaning: no target, the sustainable rate alone
+    assert Criteria().slo_ms == {} and judge(1000, _summary(), Criteria()).sustainable
+    monkeypatch.setattr(measure, "machine", lambda: {"cores": 2})
+    monkeypatch.setattr(measure, "versions", lambda: {})
+    probe, _ = fake(capacity=5750)
+    doc = measure.capacity_result(
+        "join", "builtin", search(probe, start=500, max_rate=100_000), slo, 1800.0,
+        precision=0.10, growth=2.0, out=Path("results/search"), probe={},
+    ).as_dict()  # fmt: skip
+    assert doc["criteria"]["slo_ms"] == {"p99": 250.0, "p50": 200.0}
+    assert headline(doc).endswith("; under p99 ≤ 250 ms, p50 ≤ 200 ms")
+    assert "and p99 is at most 250 ms, and p50 is at most 200 ms" in measure.report(doc, None)

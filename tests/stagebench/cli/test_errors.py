@@ -83,6 +83,7 @@ def test_help_loads_no_data_or_spark_library(command):
             "'floor' has no capacity of its own: it is the Kafka round "
             "trip every engine's stage pays",
         ),
+        (["--slo", "p99<1s"], "--slo: expected PERCENTILE=BOUND with ms or s, such as p99=1s"),
     ],
 )
 def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
