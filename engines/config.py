@@ -57,8 +57,8 @@ class PipelineConfig:
     engine: str = dataclasses.field(
         default="",
         metadata={
-            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
-            "as the floor whatever is named",
+            "help": f"the stream engine that runs the stage ({', '.join(registry.NAMES)}); the "
+            "floor runs as the floor whatever is named",
             "default": "the stage's: spark, the floor for the floor",
             "choices": registry.NAMES,
         },
@@ -66,8 +66,9 @@ class PipelineConfig:
     impl: Impl = dataclasses.field(
         default="builtin",
         metadata={
-            "help": "window implementation: Spark's operators or "
-            "transformWithStateInPandas (custom: tumbling and sliding only)"
+            "help": "window implementation: the engine's window operators (builtin), or its "
+            "state and timers written out by hand, emitting a window once its data are "
+            "complete (custom: tumbling and sliding only)"
         },
     )
     speed_topic: str = dataclasses.field(default="speed", metadata={"help": "speed topic"})

@@ -33,8 +33,8 @@ class TopicError(StagebenchError):
     """A benchmark topic is missing or violates the one-clock rule (docs/method.md#clock)."""
 
 
-class SparkError(StagebenchError):
-    """Spark could not start or a streaming query failed."""
+class EngineError(StagebenchError):
+    """A stream engine's job could not start, or it failed."""
 
 
 class PublishError(StagebenchError):

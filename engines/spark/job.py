@@ -33,7 +33,7 @@ from engines.spark.settings import REAL_TIME, spark_settings
 from engines.spark.sink import kafka_writer
 from engines.spark.source import read_inputs
 from ground import rundir
-from ground.errors import ConfigError, SparkError
+from ground.errors import ConfigError, EngineError
 from ground.kafka.topics import admin_client
 from ground.stages import chain
 
@@ -78,7 +78,7 @@ def start(spark: Any, config: PipelineConfig) -> Any:
     try:
         return kafka_writer(build(read_inputs(spark, config), config), config).start()
     except PySparkException as err:
-        raise SparkError(f"could not start the {config.stage} query: {first_line(err)}") from err
+        raise EngineError(f"could not start the {config.stage} query: {first_line(err)}") from err
 
 
 def first_line(err: BaseException) -> str:
@@ -149,7 +149,7 @@ def run(
     stop: threading.Event,
     resume: bool = False,
 ) -> int:
-    """Run the pipeline until ``stop`` is set or ``max_seconds``; SparkError if it fails.
+    """Run the pipeline until ``stop`` is set or ``max_seconds``; EngineError if it fails.
 
     ``resume``: the query continues from the run's checkpoint (its offsets and state),
     as after an engine restart; otherwise a used run directory or checkpoint is refused.
@@ -169,14 +169,14 @@ def run(
         ready_file = run_dir / rundir.READY
         while not stop.is_set():
             if query.awaitTermination(POLL_S):
-                raise SparkError(f"the {config.stage} query stopped by itself")
+                raise EngineError(f"the {config.stage} query stopped by itself")
             if not ready_file.exists() and ready(query, config.trigger == REAL_TIME):
                 # the application id names this job's executors (a worker-loss fault)
                 ready_file.write_text(spark.sparkContext.applicationId + "\n")
             if deadline is not None and time.monotonic() >= deadline:
                 break
     except StreamingQueryException as err:
-        raise SparkError(f"the {config.stage} query failed: {first_line(err)}") from err
+        raise EngineError(f"the {config.stage} query failed: {first_line(err)}") from err
     finally:
         if query is not None and query.isActive:
             query.stop()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from engines.spark import pyspark_jars
 from engines.spark.settings import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
-from ground.errors import SparkError
+from ground.errors import EngineError
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
 
@@ -78,7 +78,7 @@ def _loadable(jvm: object) -> bool:
 
 @functools.cache
 def classes_dir() -> Path:
-    """The directory of the compiled class, compiled if the cache has none yet; SparkError
+    """The directory of the compiled class, compiled if the cache has none yet; EngineError
     if it cannot be."""
     compiler = [_jar(name) for name in COMPILER]
     hadoop = [_jar(name) for name in HADOOP]
@@ -114,13 +114,13 @@ def _compile(compiler: list[Path], hadoop: list[Path], out: Path) -> None:
             command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as err:
-        raise SparkError(f"could not compile {SOURCE.name}: {err}; {hint}") from err
+        raise EngineError(f"could not compile {SOURCE.name}: {err}; {hint}") from err
     if done.returncode != 0:
         output = (done.stderr or done.stdout).strip()[-600:]
-        raise SparkError(f"could not compile {SOURCE.name}: {output}; {hint}")
+        raise EngineError(f"could not compile {SOURCE.name}: {output}; {hint}")
 
 
 def _jar(artifact: str) -> Path:
     if (jar := pyspark_jars.find(artifact)) is None:
-        raise SparkError(f"PySpark's jars have no {artifact}: is PySpark installed completely?")
+        raise EngineError(f"PySpark's jars have no {artifact}: is PySpark installed completely?")
     return jar

@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from engines.spark import ivy, pyspark_jars
 from engines.spark.local_file_system import on_class_path
 from ground import envvars, paths
-from ground.errors import ResolveError, SparkError
+from ground.errors import EngineError, ResolveError
 from ground.jvm.java import java_executable
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def base_conf(master: str) -> dict[str, str]:
 def build_session(
     app_name: str, master: str = "local[2]", conf: Mapping[str, str] | None = None
 ) -> SparkSession:
-    """A SparkSession for ``master`` with the Kafka connector; SparkError if it cannot start."""
+    """A SparkSession for ``master`` with the Kafka connector; EngineError if it cannot start."""
     java_executable()  # a clear message instead of a gateway error when Java is missing
     # pandas-based operators start Python workers: they must use this interpreter
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -101,7 +101,7 @@ def build_session(
     try:
         spark = builder.getOrCreate()
     except (PySparkException, RuntimeError) as err:
-        raise SparkError(
+        raise EngineError(
             f"Spark could not start (master {master}); if this is the first run, the Kafka "
             f"connector {kafka_connector()} must be downloadable by Ivy: {err}"
         ) from err

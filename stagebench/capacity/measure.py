@@ -13,7 +13,7 @@ from typing import Any
 
 from engines.base import Impl
 from ground import rundir
-from ground.errors import SparkError
+from ground.errors import EngineError
 from ground.kafka.naming import new_run_id
 from stagebench.capacity.fit import PASS_HALF_WIDTH, PassFit
 from stagebench.capacity.plot import plot
@@ -112,7 +112,7 @@ class _Prober:
         try:
             result = execute(replace(self.base, rate=rate), self.settings, console,
                              self.application)  # fmt: skip
-        except SparkError as err:  # a job that fails under this load did not sustain it
+        except EngineError as err:  # a job that fails under this load did not sustain it
             console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
             return Probe(rate, False, (f"the Spark job failed: {err}",))
         warmup = result.summary.warmup or {}
@@ -203,7 +203,7 @@ def write(out: Path, result: CapacityResult) -> html_report.Page:
 
 def _targets(doc: dict[str, Any]) -> str:
     """The latency targets a probe met too, in words ("" without any)."""
-    slo = doc["criteria"].get("slo_ms") or {}
+    slo = (doc.get("criteria") or {}).get("slo_ms") or {}
     return "".join(
         f", and {name.replace('_', '.')} is at most {bound:,.0f} ms" for name, bound in slo.items()
     )

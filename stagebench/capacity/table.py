@@ -11,7 +11,7 @@ def headline(doc: dict[str, Any]) -> str:
     """One search's answer in a line: its fitted capacity with the 95 % interval and the
     rate passed 90 % of the time, else the bracket it found; the latency targets it holds
     under; why it stopped, how long it took."""
-    slo = doc["criteria"].get("slo_ms") or {}
+    slo = (doc.get("criteria") or {}).get("slo_ms") or {}
     targets = ", ".join(f"{q.replace('_', '.')} ≤ {ms:,.0f} ms" for q, ms in slo.items())
     return _answer(doc) + (f"; under {targets}" if targets else "")
 

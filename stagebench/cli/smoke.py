@@ -9,7 +9,7 @@ import time
 
 from engines import registry
 from engines.registry import NAMES
-from ground.errors import SparkError
+from ground.errors import EngineError
 from ground.kafka import client
 from ground.kafka.naming import new_run_id
 from stagebench.cli.shared import Subparsers, add_bootstrap
@@ -54,14 +54,14 @@ def run(args: argparse.Namespace) -> int:
         for i in range(args.messages):
             producer.produce(topic, key=str(i).encode(), value=b'{"smoke": %d}' % i)
         if producer.flush(30):
-            raise SparkError("not every smoke record was delivered within 30 s")
+            raise EngineError("not every smoke record was delivered within 30 s")
         print(f"Kafka at {bootstrap}: {args.messages} records written to {topic}")
         records, version = read_back(bootstrap, topic, args.master)
     finally:
         delete_topics(bootstrap, [topic])
     types = {t for t, _ in records}
     if len(records) != args.messages or types != {TIMESTAMP_LOG_APPEND_TIME}:
-        raise SparkError(
+        raise EngineError(
             f"{engine.title} read {len(records)} of {args.messages} records with timestamp "
             f"types {sorted(types)}; expected all LogAppendTime ({TIMESTAMP_LOG_APPEND_TIME})"
         )

@@ -29,15 +29,19 @@ class RunConfig:
     engine: str = field(
         default="",
         metadata={
-            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
-            "as the floor whatever is named",
+            "help": f"the stream engine that runs the stage ({', '.join(ENGINES)}); the "
+            "floor runs as the floor whatever is named",
             "default": "the stage's: spark, the floor for the floor",
             "choices": ENGINES,
         },
     )
     impl: Impl = field(
         default="builtin",
-        metadata={"help": "window implementation: Spark's operators or transformWithStateInPandas"},
+        metadata={
+            "help": "window implementation: the engine's window operators (builtin), or its "
+            "state and timers written out by hand, emitting a window once its data are "
+            "complete (custom: tumbling and sliding only)"
+        },
     )
     workload: str = field(
         default="latency",

@@ -20,7 +20,7 @@ from typing import Any
 from engines.config import PipelineConfig
 from engines.registry import chosen
 from ground import rundir
-from ground.errors import ConfigError, SparkError
+from ground.errors import ConfigError, EngineError
 from stagebench.console import Update
 
 POLL_S = 0.5
@@ -83,7 +83,7 @@ class Application:
         while not (self.dir / rundir.APPLICATION_READY).exists():
             self.check()
             if (waited := time.monotonic() - began) > timeout_s:
-                raise SparkError(
+                raise EngineError(
                     f"the shared Spark application was not running after {timeout_s:g} s; "
                     f"see {self.dir / rundir.APPLICATION_LOG}"
                 )
@@ -99,12 +99,12 @@ class Application:
             self.proc.stdin.write((json.dumps(command) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError as err:
-            raise SparkError(f"the shared Spark application is gone: {self._log_tail()}") from err
+            raise EngineError(f"the shared Spark application is gone: {self._log_tail()}") from err
 
     def check(self) -> None:
-        """SparkError when the application has exited."""
+        """EngineError when the application has exited."""
         if self.proc is not None and self.proc.poll() is not None:
-            raise SparkError(
+            raise EngineError(
                 f"the shared Spark application exited with code {self.proc.returncode}: "
                 f"{self._log_tail()}"
             )

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import psutil
 
-from ground.errors import ConfigError, SparkError
+from ground.errors import ConfigError, EngineError
 from ground.kafka.broker import EmbeddedBroker
 from stagebench.config.faults import BROKER_FAULTS
 from stagebench.config.settings import RunConfig
@@ -156,10 +156,10 @@ def executor_pids(app_id: str) -> list[int]:
 
 
 def kill_one_executor(app_id: str) -> int:
-    """SIGKILL one executor of ``app_id``; its pid. SparkError when it has none here."""
+    """SIGKILL one executor of ``app_id``; its pid. EngineError when it has none here."""
     pids = executor_pids(app_id)
     if not pids:
-        raise SparkError(
+        raise EngineError(
             f"worker-loss: no executor of application {app_id} runs on this machine "
             "(it needs a standalone master whose workers run here)"
         )

@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engines.base import Engine
 from engines.config import PipelineConfig
 from engines.registry import chosen
 from ground import rundir
 from ground.config import as_dict
-from ground.errors import ConfigError, SparkError
+from ground.errors import ConfigError, EngineError
 from stagebench.console import Update
 from stagebench.run.application import Application, last_error
 
@@ -49,8 +50,8 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
 
 
 class Job:
-    """The job of one run (the Spark pipeline, or the floor): a child process, or a
-    query in a shared ``application``."""
+    """The job of one run (an engine's pipeline, or the floor): a child process, or a
+    query in a shared ``application`` (Spark's)."""
 
     def __init__(
         self, run_dir: Path, config: PipelineConfig, application: Application | None = None
@@ -94,7 +95,7 @@ class Job:
             write_pipeline_config(self.dir, self.config)
         if self.application is not None:
             if resume:
-                raise SparkError("a query in a shared application cannot be restarted")
+                raise EngineError("a query in a shared application cannot be restarted")
             self.application.send({"start": str(config_file)})
             self.sent = True
         else:
@@ -109,8 +110,8 @@ class Job:
                 on_started = None
             waited = time.monotonic() - began
             if waited > ready_timeout_s:
-                raise SparkError(
-                    f"the Spark job was not running after {ready_timeout_s:g} s; "
+                raise EngineError(
+                    f"{self.engine.title}'s job was not running after {ready_timeout_s:g} s; "
                     f"see {self.log_file()}"
                 )
             update(waited, "")
@@ -118,8 +119,13 @@ class Job:
         if on_started is not None:  # the floor writes no query events
             on_started()
 
+    @property
+    def engine(self) -> Engine:
+        """The engine that runs the job."""
+        return chosen(self.config.engine, self.config.stage)
+
     def _spawn(self, config_file: Path, resume: bool) -> None:
-        module = chosen(self.config.engine, self.config.stage).job
+        module = self.engine.job
         cmd = [sys.executable, "-m", module, "--config", str(config_file),
                "--run-dir", str(self.dir), "--parent-watch",
                *(["--resume"] if resume else [])]  # fmt: skip
@@ -134,19 +140,20 @@ class Job:
         return progress.exists() and '"event": "started"' in progress.read_text()
 
     def check(self) -> None:
-        """SparkError when the job has exited (in a shared application: when its query
+        """EngineError when the job has exited (in a shared application: when its query
         failed or the application exited)."""
         if self.application is not None:
             self.application.check()
             failed = self.dir / rundir.FAILED
             if failed.exists():
-                raise SparkError(
-                    f"the Spark query failed: {failed.read_text().strip()} (log: {self.log_file()})"
+                raise EngineError(
+                    f"{self.engine.title}'s query failed: {failed.read_text().strip()} "
+                    f"(log: {self.log_file()})"
                 )
             return
         if self.proc is not None and self.proc.poll() is not None:
-            raise SparkError(
-                f"the Spark job exited with code {self.proc.returncode}: "
+            raise EngineError(
+                f"{self.engine.title}'s job exited with code {self.proc.returncode}: "
                 f"{last_error(self.dir / rundir.PIPELINE_LOG)}"
             )
 
@@ -168,7 +175,7 @@ class Job:
     def kill(self) -> None:
         """SIGKILL the job's whole process group (driver, JVM, Python workers): a crash."""
         if self.application is not None:
-            raise SparkError("a query in a shared application cannot be killed alone")
+            raise EngineError("a query in a shared application cannot be killed alone")
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -197,7 +204,7 @@ class Job:
             return
         try:
             application.send({"stop": str(self.dir)})
-        except SparkError:
+        except EngineError:
             return  # the application is gone, and the query with it
         deadline = time.monotonic() + max(timeout_s, QUERY_STOP_S)
         while not (self.dir / rundir.STOPPED).exists() and application.running:

@@ -22,7 +22,7 @@ from typing import Any
 
 from engines.config import PipelineConfig
 from ground import rundir
-from ground.errors import SparkError, StagebenchError
+from ground.errors import EngineError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics
@@ -169,7 +169,7 @@ def _warm_alone(
         # holding the task slots the next query needs
         engine.stop(STOP_TIMEOUT_S)  # never raises: a stuck query stops the application
     if not application.running:
-        raise SparkError("a warm-up query would not stop, so the application was stopped")
+        raise EngineError("a warm-up query would not stop, so the application was stopped")
 
 
 def describe_warm_up(record: dict[str, Any]) -> str:

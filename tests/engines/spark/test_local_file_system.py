@@ -12,7 +12,7 @@ from engines.spark import local_file_system
 from engines.spark.local_file_system import DRIVER_CLASS_PATH, on_class_path
 from engines.spark.settings import FILE_SCHEME_CONF, FILE_SYSTEM_CLASS
 from ground import envvars
-from ground.errors import SparkError
+from ground.errors import EngineError
 
 OURS = {FILE_SCHEME_CONF: FILE_SYSTEM_CLASS}
 
@@ -102,7 +102,7 @@ def test_a_source_that_does_not_compile_is_a_clear_error(tmp_path, monkeypatch):
     broken.write_text("package stagebench.hadoop\nclass NioLocalFileSystem extends Missing\n")
     monkeypatch.setattr(local_file_system, "SOURCE", broken)
     monkeypatch.setenv(envvars.CACHE_DIR, str(tmp_path / "cache"))
-    with pytest.raises(SparkError, match=r"could not compile LocalFileSystem.scala: .*Missing"):
+    with pytest.raises(EngineError, match=r"could not compile LocalFileSystem.scala: .*Missing"):
         local_file_system.classes_dir.__wrapped__()
     assert not any((tmp_path / "cache" / "classes").iterdir())
 
