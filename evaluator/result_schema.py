@@ -15,6 +15,7 @@ from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any
 
+from evaluator.comparison.engines import EngineDifference
 from evaluator.comparison.result import ComparisonRow
 from evaluator.record import record_type
 from evaluator.result import Summary
@@ -51,16 +52,29 @@ def schema_markdown() -> str:
 
 
 def comparison_markdown() -> str:
-    """The page of comparison.json's rows: one table of a row's keys."""
-    return record_page(
+    """The page of comparison.json's rows: one table of a row's keys, then one of a
+    difference between engines' keys."""
+    rows = record_page(
         "comparison.json's rows",
         "evaluator.result_schema",
         ComparisonRow,
         "A suite's `comparison.json` (and `stagebench compare --json`) holds under `stages` "
-        "one row per stage and implementation, in ladder order: a JSON object with these "
-        "keys, in this order. The document's other keys: [results.md](results.md#comparisonjson); "
-        "how the increments are judged: [method.md](method.md).",
+        "one row per engine, stage and implementation, in ladder order: a JSON object with "
+        "these keys, in this order. The document's other keys: "
+        "[results.md](results.md#comparisonjson); how the increments are judged: "
+        "[method.md](method.md).",
     )
+    between = [
+        "",
+        "## `engines`: the differences between engines",
+        "",
+        "Under `engines`, one entry per pair of engines on each stage both ran "
+        "(the same implementation, so the same kind of operator), judged in one Holm "
+        "family with the increments. " + " ".join((EngineDifference.__doc__ or "").split()),
+        "",
+        *key_table(EngineDifference),
+    ]
+    return "\n".join([rows.rstrip("\n"), *between]) + "\n"
 
 
 def record_page(title: str, generator: str, cls: type, intro: str) -> str:

@@ -33,6 +33,7 @@ def compact_table(comparison: Comparison) -> list[str]:
         return "  ".join(c.ljust(w) if a else c.rjust(w) for c, w, a in padded).rstrip()
 
     lines = [line(HEADERS), "  ".join("-" * w for w in widths), *map(line, body)]
+    lines += between_engines(comparison, ("p50",))
     lines += _wrap(KEY)
     if any(r.increment_p50_method == WITHIN_RUN for r in rows):
         lines += _wrap(
@@ -51,6 +52,37 @@ def compact_table(comparison: Comparison) -> list[str]:
     return lines
 
 
+def between_engines(comparison: Comparison, quantiles: tuple[str, ...]) -> list[str]:
+    """One line per pair of engines on a stage: the difference of each of ``quantiles``
+    with its interval and verdict; none without such pairs."""
+    if not comparison.engines:
+        return []
+    lines = ["between engines, on the same stage and kind of operator (ms):"]
+    for pair in comparison.engines:
+        impl = pair.impl.removeprefix("builtin")
+        name = pair.stage + (impl if not impl or impl.startswith("@") else f"/{impl}")
+        cells = []
+        for q in quantiles:
+            value = getattr(pair, q)
+            shown = format_estimate(value, getattr(pair, f"{q}_ci95"), signed=True)
+            method, significant = getattr(pair, f"{q}_method"), getattr(pair, f"{q}_significant")
+            word = _word(value, method, significant)
+            cells.append(f"{q} {shown}" + (f" {word}" if word else ""))
+        lines.append(f"  {name}: {pair.engine} − {pair.over} " + "; ".join(cells))
+    return lines
+
+
+def _word(value: float | None, method: str | None, significant: bool | None) -> str:
+    """The verdict on a difference in a word ("" without one)."""
+    if value is None:
+        return ""
+    if method == WITHIN_RUN:
+        return "unjudged"
+    if significant is None:
+        return ""
+    return "significant" if significant else "within noise"
+
+
 def row_label(row: ComparisonRow, engine: bool) -> str:
     """ "join", "tumbling/custom", "ingest@real-time"; "flink:join" with ``engine``."""
     impl = row.impl.removeprefix("builtin")
@@ -65,13 +97,8 @@ def _over(row: ComparisonRow) -> str:
 
 
 def _verdict(row: ComparisonRow) -> str:
-    if row.increment_p50 is None:
-        return ""
-    if row.increment_p50_method == WITHIN_RUN:
-        return "unjudged"
-    if row.increment_p50_significant is None:
-        return "-"
-    return "significant" if row.increment_p50_significant else "within noise"
+    word = _word(row.increment_p50, row.increment_p50_method, row.increment_p50_significant)
+    return word or ("-" if row.increment_p50 is not None else "")
 
 
 def _cells(row: ComparisonRow, several: bool, causes: dict[str, list[str]]) -> list[str]:

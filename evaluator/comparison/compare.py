@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.comparison.differences import differences
+from evaluator.comparison.engines import EngineDifference
 from evaluator.comparison.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, run_row
@@ -48,6 +49,8 @@ class Comparison:
 
     rows: list[ComparisonRow]
     differences: list[str] = field(default_factory=list)
+    engines: list[EngineDifference] = field(default_factory=list)
+    """Each pair of engines on each stage both ran (:mod:`evaluator.comparison.engines`)."""
 
     @property
     def paces_ms(self) -> list[float]:
@@ -80,10 +83,11 @@ class Comparison:
 
     @property
     def tests(self) -> int:
-        """How many increments were tested, the count Holm's correction divides among."""
+        """How many increments and differences between engines were tested, the count
+        Holm's correction divides among."""
         return sum(
             getattr(r, f"increment_{q}_p") is not None for r in self.rows for q in CI_QUANTILES
-        )
+        ) + sum(getattr(d, f"{q}_p") is not None for d in self.engines for q in CI_QUANTILES)
 
     @property
     def significance(self) -> dict[str, Any]:
@@ -147,7 +151,7 @@ def compare(
     numbers: Sequence[int | None] = rounds if rounds is not None else [None] * len(runs)
     for run, number in zip(runs, numbers, strict=True):
         run["round"] = number
-    rows = aggregate(runs)
+    rows, between = aggregate(runs)
     found = differences(summaries)
     if found and not allow_mixed:
         raise EvaluationError(
@@ -155,4 +159,4 @@ def compare(
             f"would mix conditions: {'; '.join(found)}. Compare runs made with the same "
             "settings, or allow a mixed comparison (stagebench compare --allow-mixed)"
         )
-    return Comparison(rows, found)
+    return Comparison(rows, found, between)

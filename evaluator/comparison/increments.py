@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.comparison.engines import EngineDifference, engine_differences
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
@@ -56,12 +57,13 @@ def _key(row: dict[str, Any]) -> Key:
     return row.get("engine"), row["stage"], row["impl"]
 
 
-def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
+def aggregate(rows: list[dict[str, Any]]) -> tuple[list[ComparisonRow], list[EngineDifference]]:
     """One row per (engine, stage, impl) from per-run rows
     (:func:`~evaluator.comparison.rows.run_row`, with their ``round`` or None): means,
-    spreads, intervals, caveats and increments, the increments' verdicts corrected
-    together (:func:`~evaluator.significance.holm`); ordered by the stage ladder, then
-    engine and implementation."""
+    spreads, intervals, caveats and increments, ordered by the stage ladder, then engine
+    and implementation; and the differences between engines on each stage they share
+    (:mod:`evaluator.comparison.engines`). The verdicts of both are corrected together
+    (:func:`~evaluator.significance.holm`)."""
     groups: dict[Key, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(_key(row), []).append(row)
@@ -82,8 +84,9 @@ def aggregate(rows: list[dict[str, Any]]) -> list[ComparisonRow]:
                 else abs(change) <= spread * PAIR_DRIFT * before
             )
         entry["increment_over"] = label(base, several) if base else None
-    _judge(out)
-    return [ComparisonRow(**entry) for entry in out]
+    between = engine_differences(groups, increment)
+    _judge(out, between)
+    return [ComparisonRow(**entry) for entry in out], [EngineDifference(**d) for d in between]
 
 
 def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -205,18 +208,23 @@ def _pairs(
     ]
 
 
-def _judge(rows: list[dict[str, Any]]) -> None:
-    """increment_pXX_p_holm and increment_pXX_significant of every row: the p-values
-    of the table's tests adjusted together (:func:`~evaluator.significance.holm`); None
-    where no test."""
-    tests = [(r, q) for r in rows for q in CI_QUANTILES if r[f"increment_{q}_p"] is not None]
-    for r in rows:
-        for q in CI_QUANTILES:
-            r[f"increment_{q}_p_holm"] = r[f"increment_{q}_significant"] = None
-    adjusted = holm([r[f"increment_{q}_p"] for r, q in tests])
-    for (r, q), p in zip(tests, adjusted, strict=True):
-        r[f"increment_{q}_p_holm"] = p
-        r[f"increment_{q}_significant"] = p < ALPHA
+def _judge(rows: list[dict[str, Any]], between: list[dict[str, Any]]) -> None:
+    """increment_pXX_p_holm and increment_pXX_significant of every row, pXX_p_holm and
+    pXX_significant of every difference between engines: the p-values of the table's
+    tests adjusted together (:func:`~evaluator.significance.holm`); None where no test."""
+    tests = [
+        (entry, f"{prefix}{q}")
+        for entries, prefix in ((rows, "increment_"), (between, ""))
+        for entry in entries
+        for q in CI_QUANTILES
+    ]
+    for entry, key in tests:
+        entry[f"{key}_p_holm"] = entry[f"{key}_significant"] = None
+    tested = [(entry, key) for entry, key in tests if entry[f"{key}_p"] is not None]
+    adjusted = holm([entry[f"{key}_p"] for entry, key in tested])
+    for (entry, key), p in zip(tested, adjusted, strict=True):
+        entry[f"{key}_p_holm"] = p
+        entry[f"{key}_significant"] = p < ALPHA
 
 
 def label(row: dict[str, Any], engine: bool) -> str:

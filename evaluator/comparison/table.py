@@ -5,7 +5,7 @@ each formatted by :mod:`evaluator.number_format`)."""
 from collections import Counter
 from collections.abc import Callable
 
-from evaluator.comparison.compact import compact_table
+from evaluator.comparison.compact import between_engines, compact_table
 from evaluator.comparison.compare import Comparison
 from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
@@ -178,6 +178,7 @@ def format_table(comparison: Comparison, wide: bool = False) -> str:
 
     lines = [*_above(comparison), line(headers), "  ".join("-" * w for w in widths)]
     lines += [line(b) for b in body]
+    lines += between_engines(comparison, CI_QUANTILES)
     lines += ["\n    ".join(note) for note in _notes(comparison)]
     for i, (label, warnings) in enumerate(_warned(comparison.rows), 1):
         lines.append(f"{MARK}{i} {label}:")
@@ -219,6 +220,8 @@ def to_markdown(comparison: Comparison) -> str:
     lines.append("|" + "".join("---|" if a else "---:|" for a in left))
     lines += ["| " + " | ".join(b) + " |" for b in body]
     lines.append("")
+    if pairs := between_engines(comparison, CI_QUANTILES):
+        lines += [pairs[0], "", *(f"- {p.strip()}" for p in pairs[1:]), ""]
     lines += [f"- {' '.join(note)}" for note in _notes(comparison)]
     warned = _warned(comparison.rows)
     if warned:

@@ -108,6 +108,7 @@ def _ladder(args: argparse.Namespace) -> int:
     comparison = compare(run_dirs, allow_mixed=args.allow_mixed, rounds=rounds)
     if args.json:
         doc = {"stages": [r.as_dict() for r in comparison.rows],
+               "engines": [pair.as_dict() for pair in comparison.engines],
                "differences": comparison.differences,
                "significance": comparison.significance}  # fmt: skip
         print(json.dumps(doc, indent=2, default=str))

@@ -132,6 +132,7 @@ def run_suite(
         "application": warmed_up,
         "failed": failed,
         "stages": [row.as_dict() for row in comparison.rows],
+        "engines": [pair.as_dict() for pair in comparison.engines],
         "significance": comparison.significance,
         "differences": comparison.differences,
         "pace_spread": comparison.pace_spread,

@@ -4,6 +4,8 @@ increments over the same engine's stage below, verdicts in a word, warnings by c
 import contextlib
 from pathlib import Path
 
+import pytest
+
 from evaluator.comparison.compare import compare
 from evaluator.comparison.table import format_table
 from ground import rundir
@@ -110,3 +112,52 @@ def test_a_stage_written_at_every_update_names_its_first_update(tmp_path):
         "tumbling-union: written at every update (p50, p99: complete ones); first update "
         "p50 40, p99 90 ms"
     )
+
+
+def _engines_in_rounds(tmp_path, rounds):
+    dirs, numbers = [], []
+    for k in range(1, rounds + 1):
+        for engine, stage, p50 in (
+            ("floor", "floor", 1.0),
+            ("spark", "ingest", 24.0 + k),
+            ("flink", "ingest", 3.0 + k / 10),
+            ("spark", "join", 250.0 + k),
+            ("flink", "join", 5.0),
+            ("flink", "tumbling", 900.0 + k),
+        ):
+            name = f"{engine}-{stage}-{k}"
+            dirs.append(
+                _run(tmp_path, name, stage, "builtin", p50, p50, 2 * p50, run={"engine": engine})
+            )
+            numbers.append(k)
+    return dirs, numbers  # fmt: skip
+
+
+def test_engines_on_one_stage_are_compared_pair_by_pair_with_a_verdict(tmp_path):
+    dirs, rounds = _engines_in_rounds(tmp_path, 3)
+    comparison = compare(dirs, rounds=rounds)
+    pairs = [(d.stage, d.engine, d.over, d.kind) for d in comparison.engines]
+    # tumbling: flink's alone, nothing to compare it with; the floor is no engine's stage
+    assert pairs == [("ingest", "spark", "flink", "stateless"), ("join", "spark", "flink", "join")]
+    ingest, join = comparison.engines
+    assert join.p50 == pytest.approx(247.0) and join.p50_method == "rounds"
+    assert join.p50_significant is True and ingest.p50_significant is True
+    # one Holm family: the engines' tests count with the increments'
+    increments = sum(getattr(r, f"increment_{q}_p") is not None
+                     for r in comparison.rows for q in ("p50", "p99"))  # fmt: skip
+    assert comparison.tests == increments + 4
+    lines = format_table(comparison).splitlines()
+    assert "between engines, on the same stage and kind of operator (ms):" in lines
+    assert any(line.startswith("  join: spark − flink p50 +247 [") and
+               line.endswith("significant") for line in lines)  # fmt: skip
+    assert max(map(len, lines)) <= 100
+
+
+def test_one_round_of_engines_compares_them_without_a_verdict(tmp_path):
+    dirs, rounds = _engines_in_rounds(tmp_path, 1)
+    comparison = compare(dirs, rounds=rounds)
+    assert [d.p50_significant for d in comparison.engines] == [None, None]
+    assert all(d.p50_p is None for d in comparison.engines)
+    wide = format_table(comparison, wide=True).splitlines()
+    [ingest] = [line for line in wide if line.startswith("  ingest: spark − flink p50 +")]
+    assert "; p99 +" in ingest and "significant" not in ingest

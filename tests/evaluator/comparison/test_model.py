@@ -29,7 +29,8 @@ ADDED = (
 )
 """Row keys added after the golden documents: a stage written at every update, the
 recovery of runs with disturbances. The runs' stream engine (``engine``) came later
-too: null for runs that do not name it, else the one that ran each stage."""
+too: null for runs that do not name it, else the one that ran each stage; and a
+document's ``engines``, the differences between engines: none for one engine's runs."""
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
@@ -142,6 +143,8 @@ def _without_added(node):
         return [_without_added(item) for item in node]
     if not isinstance(node, dict):
         return node
+    if "stages" in node and "engines" in node:  # a document: one engine's, no pairs
+        assert node.pop("engines") == [], node
     if "increment_over" in node:  # a row
         assert all(node.pop(key) is None for key in ADDED), node
         ran = node.pop("engine")

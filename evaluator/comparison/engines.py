@@ -1,0 +1,101 @@
+"""Engines side by side: for every stage two or more engines ran, the difference of each
+pair's p50 and p99 with its interval and test, judged like an increment
+(:func:`evaluator.comparison.increments.increment`: in rounds on the per-round
+differences, runs made apart by Welch, fewer than three runs without a verdict), and
+only between rows of the same kind of operator: a window closed by the watermark is not
+compared with one written as soon as its data are complete.
+"""
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+from evaluator.comparison.rows import CI_QUANTILES
+from evaluator.record import key_doc
+from ground.stages import stage
+
+STATELESS = "stateless"
+JOIN = "join"
+CLOSED = "window closed by the watermark"
+COMPLETE = "window written once complete"
+UPDATED = "window written at every update"
+KINDS = (STATELESS, JOIN, CLOSED, COMPLETE, UPDATED)
+"""The kinds of operator a row's stage is: cross-engine verdicts compare only rows of one."""
+
+
+def operator_kind(stage_name: str, impl: str) -> str:
+    """The kind of operator the stage ``stage_name`` runs as ``impl`` ("custom",
+    "builtin@real-time", …)."""
+    found = stage(stage_name)
+    if not found.stateful:
+        return STATELESS
+    if not found.window:
+        return JOIN
+    if found.updates:
+        return UPDATED
+    return COMPLETE if impl.startswith("custom") else CLOSED
+
+
+@dataclass(frozen=True)
+class EngineDifference:
+    """One pair of engines on one stage: the percentiles of engine minus those of over."""
+
+    stage: str = field(metadata=key_doc("the stage both engines ran"))
+    impl: str = field(metadata=key_doc("its implementation (the same on both)"))
+    kind: str = field(metadata=key_doc(f"its kind of operator: {', '.join(KINDS)}"))
+    engine: str = field(metadata=key_doc("the engine whose percentiles come first"))
+    over: str = field(metadata=key_doc("the engine they are taken over"))
+    p50: float | None = field(metadata=key_doc("engine's mean p50 minus over's (ms)"))
+    p50_ci95: list[float] | None = field(metadata=key_doc("its 95 % interval [lo, hi]"))
+    p50_method: str | None = field(
+        metadata=key_doc('how: "rounds", "welch" or "within-run" (no verdict)')
+    )
+    p50_p: float | None = field(metadata=key_doc("the test's two-sided p (null: no test)"))
+    p50_p_holm: float | None = field(
+        metadata=key_doc("p adjusted by Holm's method with the table's increments")
+    )
+    p50_significant: bool | None = field(metadata=key_doc("p_holm below 5 % (null: no test)"))
+    p99: float | None = field(metadata=key_doc("the same for p99"))
+    p99_ci95: list[float] | None = field(metadata=key_doc("the same for p99"))
+    p99_method: str | None = field(metadata=key_doc("the same for p99"))
+    p99_p: float | None = field(metadata=key_doc("the same for p99"))
+    p99_p_holm: float | None = field(metadata=key_doc("the same for p99"))
+    p99_significant: bool | None = field(metadata=key_doc("the same for p99"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Key = tuple[str | None, str, str]
+Runs = list[dict[str, Any]]
+
+
+def engine_differences(
+    groups: dict[Key, Runs], increment: Callable[[Runs, Runs, str], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every pair of engines with runs of the same stage and impl, in the order of the
+    engines' names, as :class:`EngineDifference` keys without the Holm columns;
+    ``increment(runs, base_runs, q)`` judges one difference."""
+    out = []
+    by_stage: dict[tuple[str, str], list[str]] = {}
+    for engine, stage_name, impl in groups:
+        if engine is not None and stage(stage_name).builds_on is not None:
+            by_stage.setdefault((stage_name, impl), []).append(engine)
+    for (stage_name, impl), engines in by_stage.items():
+        for over, engine in combinations(sorted(engines), 2):
+            runs, base = groups[(engine, stage_name, impl)], groups[(over, stage_name, impl)]
+            entry: dict[str, Any] = {
+                "stage": stage_name,
+                "impl": impl,
+                "kind": operator_kind(stage_name, impl),
+                "engine": engine,
+                "over": over,
+            }
+            for q in CI_QUANTILES:
+                found = increment(runs, base, q)
+                entry[q] = found[f"increment_{q}"]
+                for key in ("ci95", "method", "p"):
+                    entry[f"{q}_{key}"] = found[f"increment_{q}_{key}"]
+            out.append(entry)
+    return out
