@@ -8,7 +8,7 @@ each measured in a JVM of its own after a long warm-up, e.g. ``stagebench run --
 join --warmup 300 --duration 300``, or a suite of such runs) how far each suite's p50
 lies from that run's.
 
-Targets (issue 32): each suite under 10 minutes; the suites' p50s within ±10 % of their
+Targets: each suite under 10 minutes; the suites' p50s within ±10 % of their
 median; each within ±10 % of the reference run's. The floor's p50 (0–1 ms, the broker
 clock's resolution) is left out of the ratios.
 

@@ -12,7 +12,7 @@ SETTLE_WINDOWS = 3
 """Consecutive windows whose medians the live check compares. With two windows of 60 s,
 46 % of series falling 15 %/min (AR(1) noise, φ = 0.8, 10 % of the level) ended their
 warm-up between 240 and 300 s, and 65 % at 15 %; with three, 0.2 and 1.2 % (1 000
-series each)."""
+series each; ``benchmarks/statistics_coverage.py``, ``warmup``)."""
 MIN_BASELINE_SECONDS = 5
 """Seconds with outputs a recovery baseline needs (a median of fewer says little)."""
 STEADY_TOLERANCE = 0.10

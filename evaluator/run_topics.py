@@ -45,9 +45,8 @@ def read_from_ms(run: RunInfo, config: EvaluatorConfig) -> int | None:
     output per input (an output's inputs are then read whenever the output is: it is
     stamped after them) and the run has no disturbance (whose recovery baseline may
     reach further back). A join or window needs inputs from before its outputs, so
-    those read whole topics. A parse capacity probe at 48,000 msg/s spent 2.5 of its
-    5.1 minutes evaluating its whole topics; read from 10 s before its measured period,
-    one at 50,400 msg/s took 75 s.
+    those read whole topics. At a capacity probe's rates, reading the whole topics would
+    take about as long as the probe itself.
     """
     if (
         config.read_before_s is None

@@ -14,14 +14,12 @@ import numpy as np
 PASS_HALF_WIDTH = (0.02, 0.30)
 """How gradually a stage stops keeping up, as the prior of :func:`fit_pass` has it: the
 capacity is 1 + h times the rate passed 90 % of the time, h log-uniform between these.
-Two searches of one stage on a 2-core machine differed by 6–19 %, so verdicts are a
-toss-up over some per cent of the rate; over more than 30 % a stage would have no
-capacity a dozen probes could place. The bounds are what keeps the posterior proper when
-every pass lies below every failure, which a bisection makes so whatever the stage does.
-Below 2 %: a dozen probes cannot tell so sharp a curve from a step, and a prior reaching
-down to 0.1 % leaned on steep curves: in simulated pairs of searches of a stage whose
-verdicts are a toss-up over ±10 %, each one's interval held the other's estimate in 68 %
-of pairs, against 82 % from 2 %."""
+Near capacity a stage's verdicts are a toss-up over some per cent of the rate; over more
+than 30 % a stage would have no capacity a dozen probes could place. The bounds are what
+keeps the posterior proper when every pass lies below every failure, which a bisection
+makes so whatever the stage does. Below 2 % a dozen probes cannot tell so sharp a curve
+from a step, and a prior reaching lower leans on steep curves, whose intervals are too
+narrow (docs/capacity.md#the-capacity)."""
 _LN9 = math.log(9)
 _SLOPES = _LN9 / np.log1p(np.geomspace(*PASS_HALF_WIDTH, 17))
 """The prior's slopes, logit per unit of ln rate, equally weighted: log-uniform in h."""

@@ -17,8 +17,8 @@ from stagebench.resources.summary import SATURATED_SHARE_WARN
 PROBE_DRAIN_GRACE_S = 10.0
 """A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits
 60 s): the drain is seen within a few seconds of happening (two empty micro-batches),
-and a job still busy beyond that has failed the drain criterion already. An overloaded
-probe at 32,000 msg/s spent 60 s waiting."""
+and a job still busy beyond that has failed the drain criterion already, where an
+overloaded probe would otherwise wait a latency run's full 60 s."""
 PUBLISHER_SHORTFALL = 0.05
 """A probe whose broker received less than 95 % of its rate over the measured period was
 not offered that rate: on a machine with idle cores the publisher is the bottleneck
@@ -27,9 +27,8 @@ GROWING = 0.5
 GROWING_CAP_MS = 1_000.0
 """A rising trend is held against a probe when it raised the latency over the measured
 period by more than half its median or by more than 1 s. A rate above capacity by the
-search's precision (10 %) raises it by 6 s a minute, 3 s over a 30 s probe; a smaller
-rise is drift: two ingest probes at 4,000 msg/s rose 68 and 90 ms on p50s of 325 and
-425 ms, significant slopes, while another search found 8,000 and 16,000 msg/s steady."""
+search's precision (10 %) raises it by seconds over a 30 s probe; a smaller rise, however
+significant its slope, is drift of a stage that keeps up (docs/capacity.md#the-search)."""
 
 
 SLO = re.compile(r"\s*(p\d+(?:[._]\d+)?)\s*=\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)\s*")
@@ -194,9 +193,7 @@ def _start_ms(steady: dict[str, Any], span_s: float) -> float:
     """Where the latency trend began the measured period, ms: the per-second median plus
     half the fall. A falling probe is held to be catching up a backlog when it began above
     the p50 limit: its median passed only because the job was draining what piled up
-    before (one search found 32,000 msg/s "sustainable" at a p50 of 9.1 s falling 33 s/min,
-    from about 17 s). A fall from below the limit is a job still warming up, which says
-    nothing against the rate: parse at 32,000 msg/s fell 0.5 s from 0.9 s and drained in
-    0.8 s; a rule on the fall's share of the median (half) rejected it."""
+    before. A fall from below the limit is a job still warming up, which says nothing
+    against the rate (docs/capacity.md#the-search)."""
     median: float = steady["median_ms"]
     return median + _fall_ms(steady, span_s) / 2

@@ -86,14 +86,10 @@ class RunConfig:
             "a warmed-up shared application): the JIT can plateau before its next drop"
         },
     )
-    """The JIT compiles in tiers, and a settled-looking plateau
-    can come before the next drop: a join run's latency held 600–800 ms from 40 s to 70 s
-    and fell to 550 ms by 100 s; measured from 74 s its p50 was 17 % above the median of
-    three suites, where its siblings' warm-ups of 127 s and 180 s were within 10 %. With
-    the JIT's thresholds at a quarter (``[engine.spark] jit_threshold_scaling``) ingest took
-    one more step down at about 180 s (per-20 s p50 32 → 26 ms), and two of three suites
-    whose warm-up ended at 188 and 198 s measured it still falling, 7 and 17 % above a
-    5-minute run; hence 240 s."""
+    """The JIT compiles in tiers, and a settled-looking plateau can come before the next
+    drop; with its thresholds at a quarter (``[engine.spark] jit_threshold_scaling``) a
+    stage's last step down comes within the first four minutes, hence 240 s
+    (docs/method.md#warm-up)."""
     settle_window_s: float = field(
         default=60.0,
         metadata={

@@ -2,13 +2,11 @@
 
 CPU steal shows only the time a hypervisor takes from this virtual machine. A
 neighbour's use of the shared caches and memory bandwidth, or the host's clock
-frequency, slow every process here without showing in any CPU counter: the
-same join at 400 msg/s gave p50 356 ms in one suite and 494 and 530 ms in the
-two around it, with steal under 1 % of a core in all three. So each run times
-a fixed piece of work on one core before the job starts (only an idle broker
-running) and after it stops: the two figures say whether the host kept its
-speed through the run, and comparing them across runs says whether two runs
-were made on an equally fast host.
+frequency, slow every process here without showing in any CPU counter
+(docs/method.md#the-hosts-pace). So each run times a fixed piece of work on one core
+before the job starts (only an idle broker running) and after it stops: the two figures
+say whether the host kept its speed through the run, and comparing them across runs
+says whether two runs were made on an equally fast host.
 
 The work is a loop of Python bytecode (branches, calls, small objects, which
 is what a JVM's per-batch planning does too) and a copy of 32 MiB between two
@@ -18,10 +16,8 @@ fastest timing is the host's pace: interruptions only ever lengthen a timing,
 and the gaps spread the repeats over about a second, so that one burst of
 other work (a process ending, a broker's housekeeping) cannot lengthen them all.
 Python's cyclic garbage collector is off while it runs, as in :mod:`timeit`,
-so that no collection of the runner's heap lands in a timing. (A first version,
-the fastest of five back to back, allocated the 32 MiB afresh in every timing,
-page faults included: on one idle host it read 33 to 50 ms within 40 minutes,
-where this one read 17.6 to 19.7 ms.)
+so that no collection of the runner's heap lands in a timing. The buffers are allocated
+once: page faults in a timing would measure the kernel, not the host.
 """
 
 import functools
@@ -35,10 +31,10 @@ GAP_S = 0.1
 LOOP = 200_000
 COPY_BYTES = 32 * 1024 * 1024
 CHANGE_WARN = 0.15
-"""Warn when a run's pace after it differs from its pace before by more than this share.
-On an idle 2-core VM the two timings of a run differed by −6 to +10 %, and the six of
-three runs in a row spanned 12 %: a smaller change is the timing's own noise. Across the
-runs of a comparison the spread is a median absolute deviation instead, set beside each
+"""Warn when a run's pace after it differs from its pace before by more than this share:
+a smaller change lies within the timing's own noise on an idle machine (the pace before
+and after of each stored run in docs/reference-data/ shows its size). Across the runs of
+a comparison the spread is a median absolute deviation instead, set beside each
 increment it could explain (evaluator.significance.pace_spread)."""
 
 
