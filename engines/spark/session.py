@@ -31,12 +31,9 @@ log = logging.getLogger(__name__)
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 CONNECTOR_FALLBACK = "4.2.0"
-"""Connector release used when none matches the installed PySpark.
-
-In November 2026 Maven Central has no spark-sql-kafka-0-10 4.3.0 although
-PySpark 4.3.0 is on PyPI; the 4.2.0 connector reads and writes with PySpark
-4.3.0 (the Spark smoke test proves it on every CI run).
-"""
+"""Connector release used when Maven Central has none of the installed PySpark's
+release (there is no 4.3.0 for PySpark 4.3.0): 4.2.0 reads and writes with PySpark 4.3,
+as the Spark smoke test checks on every CI run."""
 
 
 @functools.cache

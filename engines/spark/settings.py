@@ -33,13 +33,11 @@ LOCAL_CHECKPOINT_CONF = {
 """Spark conf for a checkpoint on the local file system. Without Hadoop's native library,
 which PySpark does not ship, Spark's default checkpoint manager forks ``readlink`` and
 ``chmod`` for every offset and commit file it renames into place, and the checksummed
-file system doubles the files: on a 2-core machine the offset and commit writes took
-66 and 71 ms of each 210 ms ingest micro-batch, and its p50 was 233 ms. The file
-system's manager renames with rename(2), as atomic on a local disk, and forks one
-``chmod`` per file: on Hadoop's raw local file system 8 and 8 ms of 78, p50 101 ms;
-the local file system with its checksums off (:func:`engines.spark.job.plain_local_files`)
-writes the same files. Not applied to a checkpoint with a scheme (``hdfs://``,
-``s3a://``), whose file system has its own costs."""
+file system doubles the files, which costs a micro-batch more than it spends on its data
+(docs/spark.md#settings-stagebench-makes). The file system's manager renames with rename(2), as atomic on a local
+disk; the local file system with its checksums off
+(:func:`engines.spark.job.plain_local_files`) writes the same files. Not applied to a
+checkpoint with a scheme (``hdfs://``, ``s3a://``), whose file system has its own costs."""
 
 
 FILE_PERMISSIONS = ("jvm", "chmod")
