@@ -191,7 +191,12 @@ def test_a_recursive_group_counts_its_children_from_their_first_second():
     time.sleep(0.2)  # past the first round, which only sets the baselines
     child = subprocess.Popen(BURN_THEN_SLEEP)  # a new child, found by the next round
     try:
-        time.sleep(3.0)
+        # until it has burnt its 0.6 s (longer on a loaded machine), then a round more
+        deadline = time.monotonic() + 60
+        while sum(psutil.Process(child.pid).cpu_times()[:2]) < 0.6:
+            assert time.monotonic() < deadline, "the child never burnt its 0.6 s"
+            time.sleep(0.2)
+        time.sleep(2.0)
         samples = sampler.stop()
         times = psutil.Process(child.pid).cpu_times()
     finally:
