@@ -1,0 +1,150 @@
+"""The Kafka Streams job process: ``python -m engines.kafka_streams.job --config
+RUN_DIR/pipeline.json --run-dir RUN_DIR [--parent-watch] [--resume]``.
+
+It resolves the jars and compiles the Java job if needed (:mod:`engines.kafka_streams.build`),
+writes the JVM's configuration (``kafka_streams.json``: the stage, its parameters, the
+input contract's tables, the Kafka Streams properties) into the run directory and runs
+``java … stagebench.kstreams.Main`` as its child, in this process's group, so a SIGKILL
+of the group ends both. The JVM writes the ready file, the progress events and its
+effective configuration (``kafka_streams_effective.json``) itself, and stops when its
+standard input closes: when this process stops it, or dies. A stop closes that pipe,
+waits for Kafka Streams to close, then sends SIGTERM and at last SIGKILL.
+"""
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from engines import process
+from engines.config import IDLE_PROGRESS_MS, PipelineConfig
+from engines.kafka_streams import ENGINE, build
+from engines.kafka_streams.settings import KafkaStreamsSettings, kafka_streams_settings
+from ground import contract, rundir
+from ground.errors import ConfigError, JavaError
+from ground.jvm.java import java_executable
+from ground.malformed import MAX_INPUT_BYTES, RANGES
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "kafka_streams.json"
+EFFECTIVE_FILE = "kafka_streams_effective.json"
+"""The Kafka Streams and producer properties as the JVM's clients see them, and the topology."""
+POLL_S = 0.2
+CLOSE_S = 40.0
+"""How long a stopping JVM may take: Kafka Streams closes within 30 s."""
+KILL_S = 10.0
+
+
+def jvm_config(config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: Path) -> dict:
+    """What the JVM reads: the stage, its parameters, its files, the contract, properties."""
+    return {
+        "stage": config.stage,
+        "run_id": config.run_id,
+        "speed_topic": config.speed_topic,
+        "flow_topic": config.flow_topic,
+        "output_topic": config.output_topic,
+        "watermark_delay_ms": config.watermark_delay_ms,
+        "join_range_ms": config.join_range_ms,
+        "join_grace_ms": settings.join_grace_ms,
+        "window_length_ms": config.window_length_ms,
+        "window_slide_ms": config.window_slide_ms,
+        "lookback_short_ms": config.lookback_short_ms,
+        "lookback_long_ms": config.lookback_long_ms,
+        "run_dir": str(run_dir.resolve()),
+        "ready_file": rundir.READY,
+        "progress_file": rundir.PROGRESS,
+        "effective_file": EFFECTIVE_FILE,
+        "progress_ms": IDLE_PROGRESS_MS,
+        "contract": {
+            "fields": list(contract.INPUT_FIELDS),
+            "types": {name: contract.FIELD_TYPES[name] for name in contract.INPUT_FIELDS},
+            "required": list(contract.REQUIRED_FIELDS),
+            "kinds": list(contract.KINDS),
+            "ranges": {name: list(bounds) for name, bounds in RANGES.items()},
+            "max_bytes": MAX_INPUT_BYTES,
+        },
+        "properties": settings.properties(config),
+    }
+
+
+def prepare(config: PipelineConfig, run_dir: Path, resume: bool) -> None:
+    """Refuse a used run directory or state directory, unless ``resume``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    state = Path(config.checkpoint_dir)
+    if resume:
+        return
+    if (run_dir / rundir.PROGRESS).exists():
+        raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
+    if state.exists() and any(state.iterdir()):
+        raise ConfigError(f"checkpoint directory {state} is not empty; use a fresh one")
+
+
+def start_jvm(config: PipelineConfig, run_dir: Path) -> subprocess.Popen[Any]:
+    """Compile if needed, write the JVM's configuration, start the JVM (stdin a pipe)."""
+    settings = kafka_streams_settings(config)
+    path = run_dir / CONFIG_FILE
+    path.write_text(json.dumps(jvm_config(config, settings, run_dir), indent=2) + "\n")
+    cp = build.job_classpath(settings.state_store)
+    command = [java_executable(), "-cp", cp, build.MAIN, str(path)]
+    log.info("starting Kafka Streams %s: stage %s", build.version(), config.stage)
+    return subprocess.Popen(command, stdin=subprocess.PIPE)
+
+
+def stop_jvm(jvm: subprocess.Popen[Any]) -> int:
+    """Close the JVM's stdin (it closes Kafka Streams and exits), then SIGTERM, then SIGKILL;
+    its exit code."""
+    if jvm.stdin is not None:
+        jvm.stdin.close()
+    for timeout_s, then in ((CLOSE_S, jvm.terminate), (KILL_S, jvm.kill)):
+        try:
+            return jvm.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            log.warning("the Kafka Streams JVM did not stop within %.0f s: %s", timeout_s, then)
+            then()
+    return jvm.wait()
+
+
+def run(
+    config: PipelineConfig,
+    run_dir: Path,
+    max_seconds: float | None,
+    stop: threading.Event,
+    resume: bool = False,
+) -> int:
+    """Run the stage in a Kafka Streams JVM until ``stop`` or ``max_seconds``; JavaError
+    when the JVM exits by itself. ``resume``: continue the run's application (its committed
+    offsets, its state from the changelogs), as after an engine restart."""
+    ENGINE.check(config.stage, config.impl, config.trigger)
+    prepare(config, run_dir, resume)
+    jvm = start_jvm(config, run_dir)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    try:
+        while not stop.wait(POLL_S):
+            if jvm.poll() is not None:
+                raise JavaError(
+                    f"the Kafka Streams {config.stage} job exited with code {jvm.returncode} "
+                    "(its ERROR line is in the log above)"
+                )
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+    finally:
+        code = stop_jvm(jvm)
+    if code != 0:
+        raise JavaError(f"the Kafka Streams {config.stage} job stopped with exit code {code}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engines.kafka_streams.job --config RUN_DIR/pipeline.json``."""
+    return process.main(
+        run, "engines.kafka_streams.job", "Run a stage on Kafka Streams (pipeline.json).", argv
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
