@@ -114,6 +114,9 @@ class KafkaStreamsSettings(Settings):
             # unique per run: a restarted job (--resume) continues from its offsets and state
             "application.id": f"stagebench-{pipeline.run_id}",
             "bootstrap.servers": pipeline.bootstrap,
+            # static membership: a restarted job takes its predecessor's place in the
+            # group at once; a new member would wait out the dead one's session (45 s)
+            "main.consumer.group.instance.id": f"stagebench-{pipeline.run_id}",
             "state.dir": pipeline.checkpoint_dir,
             "auto.offset.reset": pipeline.starting_offsets,
             "processing.guarantee": GUARANTEES[self.processing_guarantee],

@@ -57,11 +57,17 @@ class Job:
             checkpoint_dir=str(home / f"{stage}-state"), engine="kafka-streams",
             speed_topic=self.topics[SPEED], flow_topic=self.topics[FLOW],
         )  # fmt: skip
-        path = write_pipeline_config(self.run_dir, self.config)
+        write_pipeline_config(self.run_dir, self.config)
+        self.process = self.start()
+
+    def start(self, resume: bool = False) -> subprocess.Popen:
+        """The job process, as a run starts it (``resume``: after an engine restart)."""
+        (self.run_dir / rundir.READY).unlink(missing_ok=True)
         with (self.run_dir / rundir.PIPELINE_LOG).open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "engines.kafka_streams.job", "--config", str(path),
-                 "--run-dir", str(self.run_dir), "--parent-watch"],
+            return subprocess.Popen(
+                [sys.executable, "-m", "engines.kafka_streams.job",
+                 "--config", str(self.run_dir / rundir.PIPELINE), "--run-dir", str(self.run_dir),
+                 "--parent-watch", *(["--resume"] if resume else [])],
                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
