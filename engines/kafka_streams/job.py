@@ -44,6 +44,8 @@ def jvm_config(config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: 
     """What the JVM reads: the stage, its parameters, its files, the contract, properties."""
     return {
         "stage": config.stage,
+        "impl": config.impl,
+        "state_store": settings.state_store,
         "run_id": config.run_id,
         "speed_topic": config.speed_topic,
         "flow_topic": config.flow_topic,

@@ -35,7 +35,12 @@ from tests.engines.spark.test_transforms import T0, message
 
 pytestmark = pytest.mark.integration
 
-STAGES = ("ingest", "parse", "join", "tumbling", "sliding", "tumbling-union")
+CASES = (
+    ("ingest", "builtin"), ("parse", "builtin"), ("join", "builtin"), ("tumbling", "builtin"),
+    ("sliding", "builtin"), ("tumbling-union", "builtin"), ("tumbling", "custom"),
+    ("sliding", "custom"),
+)  # fmt: skip
+"""(stage, impl): every stage, and the custom windows."""
 WAIT_S = 120
 SECOND_FLUSH = FLUSH_SECOND + 8
 END_CUT_S = 1.5
@@ -46,15 +51,17 @@ measured period, and nothing before them."""
 class Job:
     """One stage's job process, its topics and run directory."""
 
-    def __init__(self, bootstrap: str, home: Path, stage: str, run_id: str) -> None:
-        self.stage, self.run_id = stage, run_id
+    def __init__(
+        self, bootstrap: str, home: Path, stage: str, run_id: str, impl: str = "builtin"
+    ) -> None:
+        self.stage, self.impl, self.run_id = stage, impl, run_id
         self.topics = {SPEED: f"speed-{run_id}", FLOW: f"flow-{run_id}"}
         self.output = f"out-{run_id}"
         create_topics(bootstrap, [*self.topics.values(), self.output])
-        self.run_dir = home / stage
+        self.run_dir = home / f"{stage}-{impl}"
         self.config = PipelineConfig(
             stage=stage, output_topic=self.output, run_id=run_id, bootstrap=bootstrap,
-            checkpoint_dir=str(home / f"{stage}-state"), engine="kafka-streams",
+            checkpoint_dir=str(home / f"{stage}-{impl}-state"), engine="kafka-streams", impl=impl,
             speed_topic=self.topics[SPEED], flow_topic=self.topics[FLOW],
         )  # fmt: skip
         write_pipeline_config(self.run_dir, self.config)
@@ -129,14 +136,17 @@ def wait_drained(job: Job, since_ms: int, deadline: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[str, tuple[Job, dict]]]:
-    """Each stage's job and its evaluation (summary.json as a dict)."""
+def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[tuple, tuple[Job, dict]]]:
+    """Each case's job and its evaluation (summary.json as a dict)."""
     started = time.monotonic()
     build.job_classpath()  # one compile (or none: cached) for all
     compiled_s = time.monotonic() - started
     home = tmp_path_factory.mktemp("kafka-streams")
     unique = f"{int(time.time() * 1000) % 10**9}"
-    jobs = [Job(kafka_bootstrap, home, stage, f"ks{i}-{unique}") for i, stage in enumerate(STAGES)]
+    jobs = [
+        Job(kafka_bootstrap, home, stage, f"ks{i}-{unique}", impl)
+        for i, (stage, impl) in enumerate(CASES)
+    ]
     try:
         deadline = time.monotonic() + WAIT_S
         for job in jobs:
@@ -147,28 +157,32 @@ def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[str, tuple[Job, d
         since = int(time.time() * 1000)
         for job in jobs:
             wait_drained(job, since, deadline)
-        print(f"\ncompile {compiled_s:.1f} s; 6 jobs ready {ready_s:.1f} s later; {count} inputs")
+        print(f"\ncompile {compiled_s:.1f} s; {len(jobs)} jobs ready after {ready_s:.1f} s")
+        print(f"{count} inputs to each")
         found = {}
         for job in jobs:
             run = RunInfo(
-                id=job.run_id, stage=job.stage, output_topic=job.output,
+                id=job.run_id, stage=job.stage, output_topic=job.output, impl=job.impl,
                 input_topics=tuple(job.topics.values()), engine="kafka-streams",
                 bootstrap=kafka_bootstrap,
             )  # fmt: skip
             config = EvaluatorConfig(warmup_s=0, end_cut_s=END_CUT_S)
-            out = home / f"{job.stage}-evaluation"
-            found[job.stage] = (job, evaluate(kafka_bootstrap, run, config, out).as_dict())
+            out = home / f"{job.stage}-{job.impl}-evaluation"
+            found[job.stage, job.impl] = (
+                job,
+                evaluate(kafka_bootstrap, run, config, out).as_dict(),
+            )
         yield found
     finally:
         for job in jobs:
             job.stop()
 
 
-@pytest.mark.parametrize("stage", STAGES)
-def test_stage_outputs_are_exact(stages, stage):
-    _, summary = stages[stage]
+@pytest.mark.parametrize(("stage", "impl"), CASES)
+def test_stage_outputs_are_exact(stages, stage, impl):
+    _, summary = stages[stage, impl]
     records = summary["records"]
-    print(f"{stage}: {json.dumps(records)}")
+    print(f"{stage} {impl}: {json.dumps(records)}")
     assert records["outputs"] > 0
     assert records["missing"] == 0
     assert records["duplicates"] == 0
@@ -183,7 +197,7 @@ def test_stage_outputs_are_exact(stages, stage):
 def test_latency_settings_reach_kafka_streams(stages):
     """Producer linger 0 and cache 0 are what the clients got (Kafka Streams' own producer
     default, linger 100 ms, put a pass-through's p50 at 51 ms)."""
-    job, _ = stages["ingest"]
+    job, _ = stages["ingest", "builtin"]
     effective = json.loads((job.run_dir / EFFECTIVE_FILE).read_text())
     assert effective["producer"]["linger.ms"] == "0"
     assert effective["streams"]["statestore.cache.max.bytes"] == "0"
@@ -191,14 +205,12 @@ def test_latency_settings_reach_kafka_streams(stages):
 
 
 def test_windows_need_no_repartition_but_sliding(stages):
-    """Only the sliding stage re-keys (its closed seconds come keyed by window)."""
-    for stage in STAGES:
-        job, _ = stages[stage]
+    """Only the built-in sliding window re-keys (its closed seconds come keyed by window)."""
+    for case, (job, _) in stages.items():
         topology = json.loads((job.run_dir / EFFECTIVE_FILE).read_text())["topology"]
-        assert ("repartition" in topology) == (stage == "sliding"), (stage, topology)
+        assert ("repartition" in topology) == (case == ("sliding", "builtin")), (case, topology)
 
 
 def test_job_stops_on_sigterm_and_leaves_no_process(stages):
-    for stage in STAGES:
-        job, _ = stages[stage]
+    for job, _ in stages.values():
         assert job.stop() == 0, job.log()

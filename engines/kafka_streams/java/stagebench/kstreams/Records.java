@@ -76,6 +76,8 @@ final class Records {
         long latest = Long.MIN_VALUE;
         long earliest = Long.MAX_VALUE;
         long count;
+        /** Custom windows: a second emitted (tumbling) or a window ending with it (sliding). */
+        boolean done;
 
         Second pair(Joined j) {
             add(j.location, j.lane, j.numLanes, j.latest, j.earliest, 2);
@@ -189,7 +191,7 @@ final class Records {
         putString(b, s.location);
         b.putLong(s.start).putDouble(s.flowSum).putLong(s.flows).putDouble(s.speedSum).putLong(s.speeds)
                 .putLong(s.lanesLow).putLong(s.lanesHigh).putLong(s.numLanes).putLong(s.latest)
-                .putLong(s.earliest).putLong(s.count);
+                .putLong(s.earliest).putLong(s.count).put((byte) (s.done ? 1 : 0));
     }
 
     private static Second getSecond(ByteBuffer b) {
@@ -206,6 +208,7 @@ final class Records {
         s.latest = b.getLong();
         s.earliest = b.getLong();
         s.count = b.getLong();
+        s.done = b.get() == 1;
         return s;
     }
 

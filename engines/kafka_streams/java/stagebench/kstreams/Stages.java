@@ -56,6 +56,7 @@ final class Stages {
     private final Input input;
     private final Output output;
     private final boolean parseStage;
+    private final boolean custom;
 
     Stages(Config config) {
         this.config = config;
@@ -63,10 +64,17 @@ final class Stages {
         this.input = new Input(contract);
         this.output = new Output(config.text("run_id"), Config.strings(contract.get("fields")), config.types());
         this.parseStage = config.text("stage").equals("parse");
+        this.custom = config.text("impl").equals("custom");
     }
 
     Topology build(Properties props) {
         StreamsBuilder builder = new StreamsBuilder();
+        if (custom) {
+            boolean inMemory = config.text("state_store").equals("in-memory");
+            for (String store : customStores()) {
+                builder.addStateStore(Custom.store(store, inMemory));
+            }
+        }
         KStream<byte[], byte[]> raw = builder.stream(
                 List.of(config.text("speed_topic"), config.text("flow_topic")),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("inputs"));
@@ -85,10 +93,10 @@ final class Stages {
                     out = join(valid).mapValues(output::join, Named.as("join-output"));
                     break;
                 case "tumbling":
-                    out = windows(tumbling(join(valid)), "tumbling");
+                    out = custom ? custom(join(valid)) : windows(tumbling(join(valid)), "tumbling");
                     break;
                 case "sliding":
-                    out = sliding(tumbling(join(valid)));
+                    out = custom ? custom(join(valid)) : sliding(tumbling(join(valid)));
                     break;
                 case "tumbling-union":
                     out = windows(union(valid), "union");
@@ -106,6 +114,17 @@ final class Stages {
         return windows.toStream(Named.as(name + "-windows"))
                 .map((w, s) -> KeyValue.pair(w.key(), output.tumbling(s, w.window().start(), w.window().end())),
                         Named.as(name + "-output"));
+    }
+
+    /** The custom windows (impl custom): the pairs' seconds, and the sliding windows of them. */
+    private KStream<byte[], byte[]> custom(KStream<byte[], Joined> joined) {
+        return joined.process(() -> new Custom(config, output), Named.as("custom-windows"), customStores());
+    }
+
+    private String[] customStores() {
+        return config.text("stage").equals("sliding")
+                ? new String[] {Custom.OPEN, Custom.KEPT}
+                : new String[] {Custom.OPEN};
     }
 
     /** The inner join of speed and flow on location, lane and observation time. */
