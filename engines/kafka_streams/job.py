@@ -8,7 +8,9 @@ input contract's tables, the Kafka Streams properties) into the run directory an
 of the group ends both. The JVM writes the ready file, the progress events and its
 effective configuration (``kafka_streams_effective.json``) itself, and stops when its
 standard input closes: when this process stops it, or dies. A stop closes that pipe,
-waits for Kafka Streams to close, then sends SIGTERM and at last SIGKILL.
+waits for Kafka Streams to close, then sends SIGTERM and at last SIGKILL. With
+``instances`` > 1 it runs that many JVMs of the one application, each with files of its
+own (:func:`instance_file`), and merges their readiness and progress (:class:`Instances`).
 """
 
 import json
@@ -40,8 +42,18 @@ CLOSE_S = 40.0
 KILL_S = 10.0
 
 
-def jvm_config(config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: Path) -> dict:
-    """What the JVM reads: the stage, its parameters, its files, the contract, properties."""
+def instance_file(name: str, instance: int, instances: int) -> str:
+    """The run directory's file ``name`` of one JVM: itself with one instance, else
+    ``instance-<i>.<name>`` (the job merges those)."""
+    return name if instances == 1 else f"instance-{instance}.{name}"
+
+
+def jvm_config(
+    config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: Path, instance: int = 0
+) -> dict:
+    """What the ``instance``-th JVM reads: the stage, its parameters, its files, the
+    contract, its properties."""
+    n = settings.instances
     return {
         "stage": config.stage,
         "impl": config.impl,
@@ -58,9 +70,9 @@ def jvm_config(config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: 
         "lookback_short_ms": config.lookback_short_ms,
         "lookback_long_ms": config.lookback_long_ms,
         "run_dir": str(run_dir.resolve()),
-        "ready_file": rundir.READY,
-        "progress_file": rundir.PROGRESS,
-        "effective_file": EFFECTIVE_FILE,
+        "ready_file": instance_file(rundir.READY, instance, n),
+        "progress_file": instance_file(rundir.PROGRESS, instance, n),
+        "effective_file": instance_file(EFFECTIVE_FILE, instance, n),
         "progress_ms": IDLE_PROGRESS_MS,
         "contract": {
             "fields": list(contract.INPUT_FIELDS),
@@ -70,7 +82,7 @@ def jvm_config(config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: 
             "ranges": {name: list(bounds) for name, bounds in RANGES.items()},
             "max_bytes": MAX_INPUT_BYTES,
         },
-        "properties": settings.properties(config),
+        "properties": settings.properties(config, instance),
     }
 
 
@@ -86,15 +98,56 @@ def prepare(config: PipelineConfig, run_dir: Path, resume: bool) -> None:
         raise ConfigError(f"checkpoint directory {state} is not empty; use a fresh one")
 
 
-def start_jvm(config: PipelineConfig, run_dir: Path) -> subprocess.Popen[Any]:
-    """Compile if needed, write the JVM's configuration, start the JVM (stdin a pipe)."""
+def start_jvms(config: PipelineConfig, run_dir: Path) -> list[subprocess.Popen[Any]]:
+    """Compile if needed, write each JVM's configuration, start the JVMs (stdin a pipe)."""
     settings = kafka_streams_settings(config)
-    path = run_dir / CONFIG_FILE
-    path.write_text(json.dumps(jvm_config(config, settings, run_dir), indent=2) + "\n")
     cp = build.job_classpath(settings.state_store)
-    command = [java_executable(), "-cp", cp, build.MAIN, str(path)]
-    log.info("starting Kafka Streams %s: stage %s", build.version(), config.stage)
-    return subprocess.Popen(command, stdin=subprocess.PIPE)
+    log.info(
+        "starting Kafka Streams %s: stage %s, %d instance(s)",
+        build.version(), config.stage, settings.instances,
+    )  # fmt: skip
+    jvms = []
+    for instance in range(settings.instances):
+        path = run_dir / instance_file(CONFIG_FILE, instance, settings.instances)
+        doc = jvm_config(config, settings, run_dir, instance)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        command = [java_executable(), "-cp", cp, build.MAIN, str(path)]
+        jvms.append(subprocess.Popen(command, stdin=subprocess.PIPE))
+    return jvms
+
+
+class Instances:
+    """Several JVMs as one job: ready once each is, one progress event per interval with
+    their inputs summed (a drain needs every instance idle, not one)."""
+
+    def __init__(self, run_dir: Path, instances: int) -> None:
+        self.run_dir, self.instances = run_dir, instances
+        self.read = [0] * instances
+        self.next_s = time.monotonic()
+
+    def poll(self) -> None:
+        ready = self.run_dir / rundir.READY
+        files = range(self.instances)
+        if not ready.exists() and all(
+            (self.run_dir / instance_file(rundir.READY, i, self.instances)).exists() for i in files
+        ):
+            ready.touch()
+        if time.monotonic() < self.next_s:
+            return
+        self.next_s += IDLE_PROGRESS_MS / 1000
+        rows = 0
+        for i in files:
+            path = self.run_dir / instance_file(rundir.PROGRESS, i, self.instances)
+            if not path.exists():
+                continue
+            with path.open("rb") as f:
+                f.seek(self.read[i])
+                lines = f.read().split(b"\n")[:-1]  # a line being written stays for later
+            self.read[i] += sum(len(line) + 1 for line in lines)
+            rows += sum(json.loads(line)["numInputRows"] for line in lines)
+        event = {"event": "progress", "time_ms": int(time.time() * 1000), "numInputRows": rows}
+        with (self.run_dir / rundir.PROGRESS).open("a") as out:
+            out.write(json.dumps(event) + "\n")
 
 
 def stop_jvm(jvm: subprocess.Popen[Any]) -> int:
@@ -123,21 +176,30 @@ def run(
     offsets, its state from the changelogs), as after an engine restart."""
     ENGINE.check(config.stage, config.impl, config.trigger)
     prepare(config, run_dir, resume)
-    jvm = start_jvm(config, run_dir)
+    instances = kafka_streams_settings(config).instances
+    merged = Instances(run_dir, instances) if instances > 1 else None
+    for i in range(instances if merged else 0):  # an earlier job's, before a resume
+        (run_dir / instance_file(rundir.READY, i, instances)).unlink(missing_ok=True)
+    jvms = start_jvms(config, run_dir)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     try:
-        while not stop.wait(POLL_S):
-            if jvm.poll() is not None:
+        while not stop.wait(POLL_S / 4 if merged else POLL_S):
+            if merged is not None:
+                merged.poll()
+            if (ended := next((j for j in jvms if j.poll() is not None), None)) is not None:
                 raise JavaError(
-                    f"the Kafka Streams {config.stage} job exited with code {jvm.returncode} "
+                    f"the Kafka Streams {config.stage} job exited with code {ended.returncode} "
                     "(its ERROR line is in the log above)"
                 )
             if deadline is not None and time.monotonic() >= deadline:
                 break
     finally:
-        code = stop_jvm(jvm)
-    if code != 0:
-        raise JavaError(f"the Kafka Streams {config.stage} job stopped with exit code {code}")
+        for jvm in jvms:  # all at once: each closes in parallel
+            if jvm.stdin is not None:
+                jvm.stdin.close()
+        codes = [stop_jvm(jvm) for jvm in jvms]
+    if any(codes):
+        raise JavaError(f"the Kafka Streams {config.stage} job stopped with exit codes {codes}")
     return 0
 
 

@@ -83,11 +83,22 @@ class KafkaStreamsSettings(Settings):
         },
     )
 
+    instances: int = field(
+        default=1,
+        metadata={
+            "help": "Kafka Streams JVMs of the one application, sharing the input "
+            "partitions as a service's instances do (each needs a task: at least as many "
+            "partitions a topic)",
+            "option": True,
+        },
+    )
+
     def __post_init__(self) -> None:
         for name in ("producer_linger_ms", "cache_max_bytes", "join_grace_ms"):
             require(getattr(self, name) >= 0, f"{name} must be >= 0")
         require(self.commit_interval_ms >= 1, "commit_interval_ms must be >= 1")
         require(self.stream_threads >= 1, "stream_threads must be >= 1")
+        require(self.instances >= 1, "instances must be >= 1")
         require(
             self.processing_guarantee in GUARANTEES,
             f"processing_guarantee must be one of {', '.join(GUARANTEES)}, "
@@ -101,23 +112,29 @@ class KafkaStreamsSettings(Settings):
     def check(self, pipeline: PipelineConfig, input_partitions: int, fault: str | None) -> None:
         # both input topics are one stream: a task per partition number
         tasks = max(input_partitions // 2, 1)
-        if self.stream_threads > tasks:
+        threads = self.stream_threads * self.instances
+        if threads > tasks:
+            what = f"{self.instances} instances of {self.stream_threads} stream thread(s)"
             raise ConfigError(
-                f"stream_threads = {self.stream_threads} but the input topics make {tasks} "
-                f"task(s), one per partition: {self.stream_threads - tasks} thread(s) would "
-                f"stay idle; use stream_threads <= {tasks}"
+                f"{what} but the input topics make {tasks} task(s), one per partition: "
+                f"{threads - tasks} thread(s) would stay idle; use at least {threads} "
+                "partitions (--partitions) or fewer threads"
             )
 
-    def properties(self, pipeline: PipelineConfig) -> dict[str, str]:
-        """The Kafka Streams properties of ``pipeline``'s job."""
+    def properties(self, pipeline: PipelineConfig, instance: int = 0) -> dict[str, str]:
+        """The Kafka Streams properties of ``pipeline``'s job (of its ``instance``-th JVM:
+        a state directory and a group member of its own)."""
+        several = self.instances > 1
+        member = f"stagebench-{pipeline.run_id}" + (f"-{instance}" if several else "")
+        state = pipeline.checkpoint_dir + (f"/instance-{instance}" if several else "")
         return {
             # unique per run: a restarted job (--resume) continues from its offsets and state
             "application.id": f"stagebench-{pipeline.run_id}",
             "bootstrap.servers": pipeline.bootstrap,
             # static membership: a restarted job takes its predecessor's place in the
             # group at once; a new member would wait out the dead one's session (45 s)
-            "main.consumer.group.instance.id": f"stagebench-{pipeline.run_id}",
-            "state.dir": pipeline.checkpoint_dir,
+            "main.consumer.group.instance.id": member,
+            "state.dir": state,
             "auto.offset.reset": pipeline.starting_offsets,
             "processing.guarantee": GUARANTEES[self.processing_guarantee],
             "commit.interval.ms": str(self.commit_interval_ms),

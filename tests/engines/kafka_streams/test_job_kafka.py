@@ -52,16 +52,18 @@ class Job:
     """One stage's job process, its topics and run directory."""
 
     def __init__(
-        self, bootstrap: str, home: Path, stage: str, run_id: str, impl: str = "builtin"
-    ) -> None:
+        self, bootstrap: str, home: Path, stage: str, run_id: str, impl: str = "builtin",
+        partitions: int = 1, **settings: object,
+    ) -> None:  # fmt: skip
         self.stage, self.impl, self.run_id = stage, impl, run_id
         self.topics = {SPEED: f"speed-{run_id}", FLOW: f"flow-{run_id}"}
         self.output = f"out-{run_id}"
-        create_topics(bootstrap, [*self.topics.values(), self.output])
+        create_topics(bootstrap, [*self.topics.values(), self.output], partitions=partitions)
         self.run_dir = home / f"{stage}-{impl}"
         self.config = PipelineConfig(
             stage=stage, output_topic=self.output, run_id=run_id, bootstrap=bootstrap,
             checkpoint_dir=str(home / f"{stage}-{impl}-state"), engine="kafka-streams", impl=impl,
+            settings=settings,
             speed_topic=self.topics[SPEED], flow_topic=self.topics[FLOW],
         )  # fmt: skip
         write_pipeline_config(self.run_dir, self.config)

@@ -64,12 +64,25 @@ def test_bad_settings_are_refused_in_one_line(tmp_path, settings, message):
     assert "\n" not in str(err.value)
 
 
-def test_more_threads_than_tasks_are_refused(tmp_path):
-    config = pipeline(tmp_path, stream_threads=2)
+@pytest.mark.parametrize("settings", [{"stream_threads": 2}, {"instances": 2}])
+def test_more_threads_than_tasks_are_refused(tmp_path, settings):
+    config = pipeline(tmp_path, **settings)
     assert isinstance(config.settings, KafkaStreamsSettings)
     config.settings.check(config, 4, None)  # 2 partitions a topic: 2 tasks
-    with pytest.raises(ConfigError, match="stream_threads = 2 but the input topics make 1"):
+    with pytest.raises(ConfigError, match=r"the input topics make 1 task\(s\).*--partitions"):
         config.settings.check(config, 2, None)
+
+
+def test_each_instance_has_its_own_state_and_group_member(tmp_path):
+    config = pipeline(tmp_path, instances=2)
+    assert isinstance(config.settings, KafkaStreamsSettings)
+    first, second = (config.settings.properties(config, i) for i in range(2))
+    assert first["application.id"] == second["application.id"]
+    assert first["state.dir"] != second["state.dir"]
+    assert first["main.consumer.group.instance.id"] == "stagebench-r1-0"
+    assert jvm_config(config, config.settings, tmp_path, 1)["ready_file"] == (
+        f"instance-1.{rundir.READY}"
+    )
 
 
 def test_every_setting_says_what_it_does():
