@@ -31,7 +31,7 @@ ENGINE = Engine(
     },
     job="engines.kafka_streams.job",
     warms_up=True,
-    faults=("engine-restart",),
+    faults=("engine-restart", "instance-loss"),
     settings=KafkaStreamsSettings,
     versions=_versions,
     release=("kafka_streams", "Kafka Streams"),

@@ -10,11 +10,13 @@ effective configuration (``kafka_streams_effective.json``) itself, and stops whe
 standard input closes: when this process stops it, or dies. A stop closes that pipe,
 waits for Kafka Streams to close, then sends SIGTERM and at last SIGKILL. With
 ``instances`` > 1 it runs that many JVMs of the one application, each with files of its
-own (:func:`instance_file`), and merges their readiness and progress (:class:`Instances`).
+own (:func:`instance_file`), and merges their readiness and progress (:class:`Instances`);
+one of them killed (the instance-loss fault) leaves its tasks to the others.
 """
 
 import json
 import logging
+import signal
 import subprocess
 import sys
 import threading
@@ -187,6 +189,12 @@ def run(
             if merged is not None:
                 merged.poll()
             if (ended := next((j for j in jvms if j.poll() is not None), None)) is not None:
+                if len(jvms) > 1 and ended.returncode == -signal.SIGKILL:
+                    # one instance of several lost (the instance-loss fault): the others
+                    # take over its tasks once its session times out
+                    log.warning("instance %d was killed: the others take its tasks", ended.pid)
+                    jvms.remove(ended)
+                    continue
                 raise JavaError(
                     f"the Kafka Streams {config.stage} job exited with code {ended.returncode} "
                     "(its ERROR line is in the log above)"

@@ -24,6 +24,10 @@ STATE_STORES = {
 """``state_store``: the suppliers of every store the DSL makes (the join's, the windows')."""
 
 
+LOST_INSTANCE_MS = 6000
+"""The session timeout of each of several instances: how long a lost one's tasks wait."""
+
+
 @dataclass(frozen=True)
 class KafkaStreamsSettings(Settings):
     """``[engine.kafka-streams]``: how Kafka Streams runs a stage."""
@@ -111,6 +115,11 @@ class KafkaStreamsSettings(Settings):
 
     def check(self, pipeline: PipelineConfig, input_partitions: int, fault: str | None) -> None:
         # both input topics are one stream: a task per partition number
+        if fault == "instance-loss" and self.instances < 2:
+            raise ConfigError(
+                "instance-loss kills one instance of several: give --instances 2 or more "
+                "(and at least as many partitions a topic)"
+            )
         tasks = max(input_partitions // 2, 1)
         threads = self.stream_threads * self.instances
         if threads > tasks:
@@ -135,6 +144,9 @@ class KafkaStreamsSettings(Settings):
             # group at once; a new member would wait out the dead one's session (45 s)
             "main.consumer.group.instance.id": member,
             "state.dir": state,
+            # a lost instance's tasks move to the others when its session times out: the
+            # broker's least (group.min.session.timeout.ms), not the default 45 s
+            **({"main.consumer.session.timeout.ms": str(LOST_INSTANCE_MS)} if several else {}),
             "auto.offset.reset": pipeline.starting_offsets,
             "processing.guarantee": GUARANTEES[self.processing_guarantee],
             "commit.interval.ms": str(self.commit_interval_ms),

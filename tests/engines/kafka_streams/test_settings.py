@@ -73,6 +73,17 @@ def test_more_threads_than_tasks_are_refused(tmp_path, settings):
         config.settings.check(config, 2, None)
 
 
+def test_instance_loss_needs_several_instances(tmp_path):
+    config = pipeline(tmp_path)
+    assert isinstance(config.settings, KafkaStreamsSettings)
+    with pytest.raises(ConfigError, match="instance-loss kills one instance of several"):
+        config.settings.check(config, 4, "instance-loss")
+    several = pipeline(tmp_path, instances=2)
+    assert isinstance(several.settings, KafkaStreamsSettings)
+    several.settings.check(several, 4, "instance-loss")
+    assert several.settings.properties(several)["main.consumer.session.timeout.ms"] == "6000"
+
+
 def test_each_instance_has_its_own_state_and_group_member(tmp_path):
     config = pipeline(tmp_path, instances=2)
     assert isinstance(config.settings, KafkaStreamsSettings)
@@ -115,6 +126,6 @@ def test_a_used_run_directory_is_refused_unless_resumed(tmp_path):
 
 
 def test_the_engine_takes_an_engine_restart_and_warms_up():
-    assert ENGINE.faults == ("engine-restart",)
+    assert ENGINE.faults == ("engine-restart", "instance-loss")
     assert ENGINE.warms_up
     assert ENGINE.versions() == {"kafka_streams": "4.3.1"}
