@@ -63,6 +63,16 @@ class KafkaStreamsSettings(Settings):
             "grace costs only state kept, never latency"
         },
     )
+    max_task_idle_ms: int = field(
+        default=500,
+        metadata={
+            "help": "max.task.idle.ms: how long a task with one input topic's partition "
+            "empty waits for it before it processes the other's records; both topics get "
+            "data every few ms, so a wait costs little, and without one a task that "
+            "fetched one topic ahead moves its stream time past windows the other's "
+            "inputs still belong to, which then drop them as late"
+        },
+    )
     processing_guarantee: Literal["at-least-once", "exactly-once-v2"] = field(
         default="at-least-once",
         metadata={
@@ -98,7 +108,7 @@ class KafkaStreamsSettings(Settings):
     )
 
     def __post_init__(self) -> None:
-        for name in ("producer_linger_ms", "cache_max_bytes", "join_grace_ms"):
+        for name in ("producer_linger_ms", "cache_max_bytes", "join_grace_ms", "max_task_idle_ms"):
             require(getattr(self, name) >= 0, f"{name} must be >= 0")
         require(self.commit_interval_ms >= 1, "commit_interval_ms must be >= 1")
         require(self.stream_threads >= 1, "stream_threads must be >= 1")
@@ -150,6 +160,7 @@ class KafkaStreamsSettings(Settings):
             "auto.offset.reset": pipeline.starting_offsets,
             "processing.guarantee": GUARANTEES[self.processing_guarantee],
             "commit.interval.ms": str(self.commit_interval_ms),
+            "max.task.idle.ms": str(self.max_task_idle_ms),
             "statestore.cache.max.bytes": str(self.cache_max_bytes),
             "num.stream.threads": str(self.stream_threads),
             "dsl.store.suppliers.class": STATE_STORES[self.state_store],

@@ -28,6 +28,7 @@ def test_defaults_are_the_latency_settings(tmp_path):
     props = config.settings.properties(config)
     assert props["producer.linger.ms"] == "0"  # Kafka Streams' own default is 100
     assert props["statestore.cache.max.bytes"] == "0"
+    assert props["max.task.idle.ms"] == "500"  # the two topics kept in step
     assert props["processing.guarantee"] == "at_least_once"
     assert props["dsl.store.suppliers.class"].endswith("$InMemoryDslStoreSuppliers")
     assert props["application.id"] == "stagebench-r1"  # per run: --resume finds its state
