@@ -15,9 +15,10 @@ from ground.errors import ConfigError
 from ground.stages import STAGES
 from ground.stages import stage as known_stage
 
-NAMES: tuple[str, ...] = ("floor", "spark")
-"""The engines, each a subpackage of :mod:`engines`; the first that runs a stage runs it
-when no engine is named."""
+NAMES: tuple[str, ...] = ("floor", "spark", "kafka-streams")
+"""The engines, each a subpackage of :mod:`engines` (named with ``_`` for ``-``: the engine
+``kafka-streams`` is ``engines.kafka_streams``); the first that runs a stage runs it when
+no engine is named."""
 
 
 @cache
@@ -25,7 +26,7 @@ def engine(name: str) -> Engine:
     """The engine called ``name``; ConfigError naming the known ones otherwise."""
     if name not in NAMES:
         raise ConfigError(f"unknown engine {name!r} (engines: {', '.join(NAMES)})")
-    found = importlib.import_module(f"engines.{name}").ENGINE
+    found = importlib.import_module(f"engines.{name.replace('-', '_')}").ENGINE
     if not isinstance(found, Engine) or found.name != name:
         raise ConfigError(f"engines.{name}.ENGINE is not the Engine record of {name!r}")
     unknown = [s for s in found.stages if s not in STAGES]

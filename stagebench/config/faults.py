@@ -7,6 +7,9 @@
   and the job started again from its checkpoint, as a supervisor would.
 - ``worker-loss``: one executor JVM of a standalone cluster is killed (SIGKILL);
   the master starts another and Spark reruns the lost tasks.
+- ``instance-loss``: one engine process of a job of several (the newest child of the
+  job process: a Kafka Streams instance of ``--instances``) is killed (SIGKILL); the
+  others take over its tasks (a rebalance).
 
 The run decides when (``fault_at_s`` into the measured period) and records the
 window each fault leaves in broker time, from which the evaluator measures the
@@ -15,14 +18,18 @@ recovery; :mod:`stagebench.run.faults` does the stopping and killing.
 
 from typing import Final
 
-FAULTS: Final = ("broker-restart", "broker-kill", "engine-restart", "worker-loss")
+FAULTS: Final = (
+    "broker-restart", "broker-kill", "engine-restart", "worker-loss", "instance-loss",
+)  # fmt: skip
 BROKER_FAULTS: Final = ("broker-restart", "broker-kill")
-ENGINE_FAULTS: Final = ("engine-restart", "worker-loss")
-"""Faults of the Spark job, which the floor (a plain Kafka loop) cannot have."""
+ENGINE_FAULTS: Final = ("engine-restart", "worker-loss", "instance-loss")
+"""Faults of an engine's job, which the floor (a plain Kafka loop) cannot have."""
 
 
 def process(kind: str) -> str | None:
     """The process group a fault stops or kills and starts again, as the run's resource
     sampler names it; None for ``worker-loss``, whose executor is no process the sampler
     watches (the cluster's worker starts it)."""
-    return "broker" if kind in BROKER_FAULTS else "engine" if kind == "engine-restart" else None
+    if kind in BROKER_FAULTS:
+        return "broker"
+    return "engine" if kind in ("engine-restart", "instance-loss") else None

@@ -114,12 +114,20 @@ class FaultInjector:
         self.console.step(f"fault: killed executor {pid} of {app}")
         return Outcome(detail={"executor_pid": pid})
 
+    def lose_instance(self) -> Outcome:
+        """Kill the newest engine process of the job (one instance of several); the job
+        starts it again."""
+        pid = kill_newest_child(self.engine.pid)
+        self.console.step(f"fault: killed engine instance {pid} (SIGKILL)")
+        return Outcome(detail={"instance_pid": pid})
+
 
 ACTIONS: Final[dict[str, Callable[[FaultInjector], Outcome]]] = {
     "broker-restart": lambda injector: injector.restart_broker(kill=False),
     "broker-kill": lambda injector: injector.restart_broker(kill=True),
     "engine-restart": FaultInjector.restart_engine,
     "worker-loss": FaultInjector.lose_worker,
+    "instance-loss": FaultInjector.lose_instance,
 }
 """What each fault of :data:`stagebench.config.faults.FAULTS` does."""
 
@@ -143,6 +151,20 @@ def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:
             "that would move the partition leaders: use a single embedded broker"
         )
     return broker
+
+
+def kill_newest_child(pid: int | None) -> int:
+    """SIGKILL the newest child of process ``pid``; its pid. SparkError when it has none."""
+    try:
+        children = psutil.Process(pid).children() if pid is not None else []
+    except psutil.NoSuchProcess:
+        children = []
+    if not children:
+        raise SparkError(f"instance-loss: the job (pid {pid}) runs no engine process")
+    newest = max(children, key=lambda child: child.create_time())
+    newest.send_signal(signal.SIGKILL)
+    log.info("instance-loss: killed %d, a child of the job %s", newest.pid, pid)
+    return newest.pid
 
 
 def executor_pids(app_id: str) -> list[int]:

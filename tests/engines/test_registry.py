@@ -19,6 +19,14 @@ def test_every_stage_has_an_engine_and_the_floor_runs_only_the_floor():
     assert [registry.engine_for(s).name for s in STAGES] == ["floor"] + ["spark"] * 6
     assert registry.stages_of("floor") == ("floor",)
     assert registry.stages_of("spark") == STAGES[1:]
+    assert registry.stages_of("kafka-streams") == STAGES[1:]
+
+
+def test_an_engine_name_with_a_hyphen_is_a_package_with_an_underscore():
+    found = registry.engine("kafka-streams")
+    assert found.job == "engines.kafka_streams.job"
+    assert registry.chosen("kafka-streams", "join") is found
+    assert registry.chosen("kafka-streams", "floor").name == "floor"
 
 
 def test_sparks_real_time_mode_runs_no_stage_built_on_the_join():
@@ -56,7 +64,8 @@ def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
 
 
 def test_an_unknown_engine_or_stage_is_refused_by_name():
-    with pytest.raises(ConfigError, match=r"unknown engine 'flonk' \(engines: floor, spark\)"):
+    known = r"\(engines: floor, spark, kafka-streams\)"
+    with pytest.raises(ConfigError, match=rf"unknown engine 'flonk' {known}"):
         registry.engine("flonk")
     with pytest.raises(ConfigError, match="spark does not run stage 'floor'"):
         registry.engine("spark").impls("floor")

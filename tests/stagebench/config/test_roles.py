@@ -181,7 +181,7 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
             {"stage": "join", "engine": "floor"},
             "floor does not run stage 'join'",
         ),
-        ({"engine": "flink"}, r"unknown engine 'flink' \(engines: floor, spark\)"),
+        ({"engine": "flink"}, r"unknown engine 'flink' \(engines: floor, spark, kafka-streams\)"),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),
         (

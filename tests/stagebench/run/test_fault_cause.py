@@ -29,5 +29,5 @@ def test_the_evaluator_reads_the_samplers_file(tmp_path):
 
 def test_each_fault_names_the_process_it_restarts():
     assert [faults.process(kind) for kind in faults.FAULTS] == [
-        "broker", "broker", "engine", None
+        "broker", "broker", "engine", None, "engine"
     ]  # fmt: skip
