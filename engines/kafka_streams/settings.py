@@ -12,7 +12,7 @@ from typing import Literal
 from engines.config import PipelineConfig, Settings
 from ground.config import require
 from ground.errors import ConfigError
-from ground.kafka import MAX_MESSAGE_BYTES
+from ground.kafka import MAX_MESSAGE_BYTES, client
 
 GUARANTEES = {"at-least-once": "at_least_once", "exactly-once-v2": "exactly_once_v2"}
 """``processing_guarantee``: its Kafka Streams value."""
@@ -147,6 +147,8 @@ class KafkaStreamsSettings(Settings):
         member = f"stagebench-{pipeline.run_id}" + (f"-{instance}" if several else "")
         state = pipeline.checkpoint_dir + (f"/instance-{instance}" if several else "")
         return {
+            # a secured cluster's client settings (TLS, SASL), for every client of the job
+            **client.java_properties(),
             # unique per run: a restarted job (--resume) continues from its offsets and state
             "application.id": f"stagebench-{pipeline.run_id}",
             "bootstrap.servers": pipeline.bootstrap,

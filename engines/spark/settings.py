@@ -34,8 +34,8 @@ LOCAL_CHECKPOINT_CONF = {
 which PySpark does not ship, Spark's default checkpoint manager forks ``readlink`` and
 ``chmod`` for every offset and commit file it renames into place, and the checksummed
 file system doubles the files, which costs a micro-batch more than it spends on its data
-(docs/spark.md#settings-stagebench-makes). The file system's manager renames with rename(2), as atomic on a local
-disk; the local file system with its checksums off
+(docs/spark.md#settings-stagebench-makes). The file system's manager renames with
+rename(2), as atomic on a local disk; the local file system with its checksums off
 (:func:`engines.spark.job.plain_local_files`) writes the same files. Not applied to a
 checkpoint with a scheme (``hdfs://``, ``s3a://``), whose file system has its own costs."""
 

@@ -154,13 +154,13 @@ def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:
 
 
 def kill_newest_child(pid: int | None) -> int:
-    """SIGKILL the newest child of process ``pid``; its pid. SparkError when it has none."""
+    """SIGKILL the newest child of process ``pid``; its pid. EngineError when it has none."""
     try:
         children = psutil.Process(pid).children() if pid is not None else []
     except psutil.NoSuchProcess:
         children = []
     if not children:
-        raise SparkError(f"instance-loss: the job (pid {pid}) runs no engine process")
+        raise EngineError(f"instance-loss: the job (pid {pid}) runs no engine process")
     newest = max(children, key=lambda child: child.create_time())
     newest.send_signal(signal.SIGKILL)
     log.info("instance-loss: killed %d, a child of the job %s", newest.pid, pid)

@@ -51,8 +51,11 @@ def test_exactly_once_and_rocksdb_are_settings(tmp_path):
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"processing_guarantee": "exactly-once"}, "processing_guarantee must be one of"),
-        ({"state_store": "disk"}, "state_store must be one of in-memory, rocksdb"),
+        (
+            {"processing_guarantee": "exactly-once"},
+            "processing_guarantee: expected one of 'at-least-once'",
+        ),
+        ({"state_store": "disk"}, "state_store: expected one of 'in-memory', 'rocksdb'"),
         ({"producer_linger_ms": -1}, "producer_linger_ms must be >= 0"),
         ({"commit_interval_ms": 0}, "commit_interval_ms must be >= 1"),
         ({"stream_threads": 0}, "stream_threads must be >= 1"),
