@@ -57,7 +57,7 @@ class PipelineConfig:
     engine: str = dataclasses.field(
         default="",
         metadata={
-            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
+            "help": "the stream engine that runs the stage (floor, spark, flink); the floor runs "
             "as the floor whatever is named",
             "default": "the stage's: spark, the floor for the floor",
             "choices": registry.NAMES,

@@ -15,7 +15,7 @@ from ground.errors import ConfigError
 from ground.stages import STAGES
 from ground.stages import stage as known_stage
 
-NAMES: tuple[str, ...] = ("floor", "spark")
+NAMES: tuple[str, ...] = ("floor", "spark", "flink")
 """The engines, each a subpackage of :mod:`engines`; the first that runs a stage runs it
 when no engine is named."""
 

@@ -37,6 +37,10 @@ class SparkError(StagebenchError):
     """Spark could not start or a streaming query failed."""
 
 
+class FlinkError(StagebenchError):
+    """Flink could not start or its job failed."""
+
+
 class PublishError(StagebenchError):
     """The publisher could not deliver its workload."""
 

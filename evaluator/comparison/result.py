@@ -131,7 +131,7 @@ class ComparisonRow:
     engine: str | None = field(
         default=None,
         metadata=key_doc(
-            "the stream engine of the row's runs (floor, spark); null for runs made before "
+            "the stream engine of the row's runs (floor, spark, flink); null for runs made before "
             "engines were named, or runs of different engines"
         ),
     )

@@ -29,7 +29,7 @@ class RunConfig:
     engine: str = field(
         default="",
         metadata={
-            "help": "the stream engine that runs the stage (floor, spark); the floor runs "
+            "help": "the stream engine that runs the stage (floor, spark, flink); the floor runs "
             "as the floor whatever is named",
             "default": "the stage's: spark, the floor for the floor",
             "choices": ENGINES,
