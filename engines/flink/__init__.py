@@ -37,6 +37,7 @@ ENGINE = Engine(
     },
     job="engines.flink.job",
     warms_up=True,
+    faults=("engine-restart",),
     settings=FlinkSettings,
     versions=_versions,
     release=("apache-flink", "Apache Flink"),

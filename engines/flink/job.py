@@ -11,7 +11,8 @@ an offset for every input partition, and each progress event counts the records 
 since the last. An event with no rows is written only when nothing is left to read
 (the committed offsets are the partitions' ends), so two of them in a row mean that the
 job has drained. On stop it sends the runner SIGTERM (it cancels the Flink job), then
-SIGKILL, and kills whatever of its processes is left.
+SIGKILL, and kills whatever of its processes is left. ``--resume`` (after an
+engine-restart fault) starts the Flink job from the newest complete checkpoint.
 """
 
 import contextlib
@@ -52,11 +53,23 @@ def group_id(config: PipelineConfig) -> str:
     return f"stagebench-flink-{config.run_id}"
 
 
-def job_statements(config: PipelineConfig, jars: list[Path]) -> Statements:
-    """The statements of ``config``'s stage with its settings and the connector ``jars``."""
+def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
+    """The newest complete checkpoint Flink wrote under ``checkpoint_dir``
+    (``<job id>/chk-<n>/_metadata``); None when there is none."""
+    done = [m.parent for m in checkpoint_dir.glob("*/chk-*/_metadata")]
+    return max(done, key=lambda d: (d.stat().st_mtime, int(d.name[4:])), default=None)
+
+
+def job_statements(
+    config: PipelineConfig, jars: list[Path], restore: Path | None = None
+) -> Statements:
+    """The statements of ``config``'s stage with its settings and the connector ``jars``;
+    ``restore``: the checkpoint the job starts from."""
     settings = flink_settings(config)
     conf = settings.table_conf(config)
     conf["pipeline.jars"] = ";".join(jar.as_uri() for jar in jars)
+    if restore is not None:
+        conf["execution.state-recovery.path"] = restore.as_uri()
     return statements(
         config, group_id(config), settings.source_kafka(), settings.sink_kafka(), conf
     )
@@ -144,13 +157,17 @@ def run(
 ) -> int:
     """Run the stage on Flink until ``stop`` or ``max_seconds``; FlinkError if it fails."""
     ENGINE.check(config.stage, config.impl, config.trigger)
-    if resume:
-        raise ConfigError("Flink cannot resume a job yet")
     run_dir.mkdir(parents=True, exist_ok=True)
-    if (run_dir / rundir.PROGRESS).exists():
+    restore = None
+    if resume:
+        restore = latest_checkpoint(Path(config.checkpoint_dir))
+        if restore is None:
+            raise FlinkError(f"no complete checkpoint to resume from in {config.checkpoint_dir}")
+        log.info("resuming from %s", restore)
+    elif (run_dir / rundir.PROGRESS).exists():
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     offsets = Offsets(config)
-    plan = job_statements(config, runtime.connector_jars())
+    plan = job_statements(config, runtime.connector_jars(), restore)
     runner = _start_runner(run_dir, plan)
     try:
         _follow(runner, offsets, run_dir, max_seconds, stop)
@@ -171,6 +188,8 @@ def _follow(
     progress, ready = run_dir / rundir.PROGRESS, run_dir / rundir.READY
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     started, last = False, 0
+    with contextlib.suppress(KafkaException):  # a resumed job's group has offsets already
+        last = offsets.read()[0] or 0
     while not stop.wait(PROGRESS_EVERY_S):
         if runner.poll() is not None:
             raise FlinkError(f"the Flink runner exited with code {runner.returncode}")

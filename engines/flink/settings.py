@@ -88,7 +88,14 @@ class FlinkSettings(Settings):
         return f"local mini-cluster, parallelism {self.parallelism}"
 
     def check(self, pipeline: PipelineConfig, input_partitions: int, fault: str | None) -> None:
-        require(fault is None, f"Flink takes no {fault} fault yet")
+        require(
+            fault in (None, "engine-restart"), f"Flink is not verified with a {fault} fault yet"
+        )
+        require(
+            fault != "engine-restart" or self.checkpoint_interval_ms > 0,
+            "engine-restart resumes Flink from its latest checkpoint: set "
+            "[engine.flink] checkpoint_interval_ms (e.g. 1000)",
+        )
         require(
             self.parallelism <= input_partitions
             or self.idle_timeout_ms > 0

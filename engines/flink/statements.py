@@ -163,13 +163,14 @@ FROM {SOURCE}"""
 
 
 def _field(name: str) -> str:
-    """A field's value of its type; null where absent, null or not of that type (integer
-    fields: a text that is no integer; JSON_VALUE returns no BIGINT itself)."""
+    """A field's value of its type; null where absent, null or no number of that type.
+
+    Numbers are read as text and cast: JSON_VALUE returns no BIGINT, and ``RETURNING
+    DOUBLE`` fails the job on a JSON integer (ClassCastException: Integer to BigDecimal).
+    """
     kind = _SQL_TYPES[FIELD_TYPES[name]]
     if kind == "STRING":
         return f"JSON_VALUE({RECORD}, '$.{name}')"
-    if kind == "DOUBLE":
-        return f"JSON_VALUE({RECORD}, '$.{name}' RETURNING DOUBLE)"
     return f"TRY_CAST(JSON_VALUE({RECORD}, '$.{name}') AS {kind})"
 
 

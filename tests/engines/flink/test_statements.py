@@ -1,12 +1,14 @@
 """The Flink SQL a job runs, built without Flink: what each stage's statements hold, and
 that the latency settings reach them."""
 
+import time
+
 import pytest
 
 from engines import registry
 from engines.config import PipelineConfig
 from engines.flink import ENGINE
-from engines.flink.job import group_id, job_statements
+from engines.flink.job import group_id, job_statements, latest_checkpoint
 from engines.flink.settings import FlinkSettings
 from engines.flink.statements import OUTPUT_FIELDS, quote, seconds, statements
 from ground.config import from_mapping
@@ -95,5 +97,24 @@ def test_settings_refuse_what_cannot_run():
     with pytest.raises(ConfigError, match="idle_timeout_ms"):
         settings.check(flink_config("tumbling"), 2, None)
     settings.check(flink_config("ingest"), 2, None)
-    with pytest.raises(ConfigError, match="engine-restart"):
+    with pytest.raises(ConfigError, match="checkpoint_interval_ms"):
         FlinkSettings().check(flink_config("join"), 2, "engine-restart")
+    FlinkSettings(checkpoint_interval_ms=1000).check(flink_config("join"), 2, "engine-restart")
+    with pytest.raises(ConfigError, match="broker-kill"):
+        FlinkSettings().check(flink_config("join"), 2, "broker-kill")
+
+
+def test_a_checkpointed_job_writes_and_resumes_from_its_checkpoints(tmp_path):
+    config = flink_config("join", settings={"checkpoint_interval_ms": 500})
+    assert job_statements(config, []).settings["execution.checkpointing.dir"] == "file:///tmp/cp"
+    assert latest_checkpoint(tmp_path) is None
+    for job, n in (("a", 3), ("a", 4), ("b", 1)):
+        chk = tmp_path / job / f"chk-{n}"
+        chk.mkdir(parents=True)
+        if n != 4:  # chk-4 is unfinished: no _metadata yet
+            (chk / "_metadata").write_bytes(b"")
+        time.sleep(0.01)
+    newest = latest_checkpoint(tmp_path)
+    assert newest == tmp_path / "b" / "chk-1"
+    plan = job_statements(config, [], newest)
+    assert plan.settings["execution.state-recovery.path"] == newest.as_uri()
