@@ -45,6 +45,7 @@ def test_each_stage_builds_its_views_and_one_insert(stage):
     assert "'r1'" in plan.insert  # the run id
     assert "'properties.linger.ms' = '0'" in sink
     assert plan.settings["table.local-time-zone"] == "UTC"
+    assert plan.settings["table.exec.source.idle-timeout"] == "10000 ms"
 
 
 def test_latency_settings_reach_the_job():
