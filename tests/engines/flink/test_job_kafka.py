@@ -68,13 +68,17 @@ def start(bootstrap: str, home: Path, stage: str, topics: dict[str, str], run_id
         checkpoint_dir=str(run_dir / rundir.CHECKPOINT), settings={"idle_timeout_ms": IDLE_MS},
     )  # fmt: skip
     path = write_pipeline_config(run_dir, config)
+    return FlinkJob(stage, run_dir, output, spawn(path, run_dir, resume=False))
+
+
+def spawn(path: Path, run_dir: Path, resume: bool) -> subprocess.Popen:
+    """The job process, as a run starts it (its own process group, a pipe as stdin)."""
     with open(run_dir / rundir.PIPELINE_LOG, "ab") as log:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "engines.flink.job", "--config", str(path),
-             "--run-dir", str(run_dir), "--parent-watch"],
+             "--run-dir", str(run_dir), "--parent-watch", *(["--resume"] if resume else [])],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
-    return FlinkJob(stage, run_dir, output, proc)
 
 
 def wait_ready(job: FlinkJob) -> None:
