@@ -234,7 +234,7 @@ class Summary:
     )
     run: RunSection = field(
         metadata=key_doc(
-            "id, stage, engine (the stream engine that ran it: floor, spark; null for a run "
+            "id, stage, engine (the stream engine that ran it: floor, spark, flink; null for a run "
             "made before engines were named), impl, workload, rate, duration_s, bootstrap, "
             "input_topics, output_topic, start_ms, end_ms"
         )

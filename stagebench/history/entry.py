@@ -42,7 +42,7 @@ class Figure:
     impl: str
     runs: int
     engine: str | None = None
-    """The stream engine that ran the stage (floor, spark; for results made before they
+    """The stream engine that ran the stage (floor, spark, flink; for results made before they
     named it, the stage's default engine then); None for a row whose runs took several."""
     p50: float | None = None
     p50_ci95: list[float] | None = None

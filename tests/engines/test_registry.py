@@ -59,12 +59,12 @@ def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
     assert registry.chosen("spark", "floor").name == "floor"
     with pytest.raises(ConfigError, match="floor does not run stage 'join'"):
         registry.chosen("floor", "join")
-    with pytest.raises(ConfigError, match="unknown engine 'flink'"):
-        registry.chosen("flink", "floor")
+    with pytest.raises(ConfigError, match="unknown engine 'flonk'"):
+        registry.chosen("flonk", "floor")
 
 
 def test_an_unknown_engine_or_stage_is_refused_by_name():
-    known = r"\(engines: floor, spark, kafka-streams\)"
+    known = r"\(engines: floor, spark, flink, kafka-streams\)"
     with pytest.raises(ConfigError, match=rf"unknown engine 'flonk' {known}"):
         registry.engine("flonk")
     with pytest.raises(ConfigError, match="spark does not run stage 'floor'"):

@@ -44,7 +44,7 @@ def test_layers_default_file_cli_with_sources(tmp_path):
         ),
         ("[pipeline]\noutput_topic = 'x'\n", "comes from the run's fresh topics"),
         ("[run]\nrate = \n", "not valid TOML"),
-        ("[engine.flink]\nparallelism = 1\n", r"unknown table \[engine.flink\]"),
+        ("[engine.flonk]\nparallelism = 1\n", r"unknown table \[engine.flonk\]"),
         ("[engine]\nspark = 1\n", r"\[engine.spark\] in file .* must be a table"),
         ("[engine.spark]\nshuffle = 1\n", r"unknown key \[engine.spark\] shuffle"),
         # where runs made before engines had tables kept Spark's settings
@@ -181,7 +181,10 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
             {"stage": "join", "engine": "floor"},
             "floor does not run stage 'join'",
         ),
-        ({"engine": "flink"}, r"unknown engine 'flink' \(engines: floor, spark, kafka-streams\)"),
+        (
+            {"engine": "flonk"},
+            r"unknown engine 'flonk' \(engines: floor, spark, flink, kafka-streams\)",
+        ),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),
         (

@@ -26,8 +26,8 @@ def test_an_entry_names_its_engine_where_it_is_not_the_default():
     ]  # fmt: skip
     with pytest.raises(ConfigError, match="spark:join: given twice in --stages"):
         entries("join,spark:join", "builtin")
-    with pytest.raises(ConfigError, match=r"flink:join: unknown engine 'flink' \(engines: "):
-        entries("flink:join", "builtin")
+    with pytest.raises(ConfigError, match=r"flonk:join: unknown engine 'flonk' \(engines: "):
+        entries("flonk:join", "builtin")
     with pytest.raises(ConfigError, match=r"floor does not run stage 'join' \(it runs: floor\)"):
         entries("floor:join", "builtin")
     with pytest.raises(ConfigError, match="spark:floor: floor runs on floor, not spark"):
