@@ -52,7 +52,7 @@ def test_a_leader_change_mid_run_stops_the_run_and_says_so(kafka_cluster, tmp_pa
 def test_run_options_for_clusters_are_validated(tmp_path):
     result = stagebench("run", "--replication", "0", "--results", str(tmp_path), timeout=60)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1] == "ERROR: replication must be >= 1"
+    assert result.stderr.strip().splitlines()[-1] == "ERROR: [run] replication must be >= 1"
 
 
 def test_a_run_refuses_a_leader_outside_the_cluster(kafka_cluster, tmp_path):
