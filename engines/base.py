@@ -21,7 +21,7 @@ process). The bench knows an engine only through this record and
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ground.errors import ConfigError
 
@@ -79,6 +79,16 @@ class Engine:
     versions: Callable[[], Mapping[str, str | None]] = dict
     """The versions of what its latency depends on, by name, for every result (called in
     a run: it may load the engine's runtime)."""
+    event_clock: Literal["least", "greatest"] | None = None
+    """How its windows' event-time clock combines the input topics: "least" (a watermark:
+    a window closes once every topic has passed its end), "greatest" (either topic, as
+    Kafka Streams' stream time); the evaluator splits a window's latency at the input
+    that closed it (evaluator.closing). None: it runs no window."""
+    install: Callable[[Any], None] | None = None
+    """Installs what its job needs that is not there yet, saying what it downloads (first
+    use only), given the engine's settings: called by the bench before it starts the job,
+    so an install is neither the job's start-up nor counted against its ready timeout;
+    None: nothing to install."""
     release: tuple[str, str] | None = None
     """The key of :attr:`versions` that names its release, and how a sentence names it
     (Spark's: its Python package's key and name): the line under a doc's measured figures;
@@ -88,6 +98,11 @@ class Engine:
     the engine and returns ``(timestamps, version)``: each record's (timestamp type as
     confluent-kafka numbers it, epoch ms), and the engine's version
     (``stagebench smoke``); None: the engine has no such check."""
+
+    @property
+    def whose(self) -> str:
+        """The title as an owner ("Spark's", "Kafka Streams'")."""
+        return self.title + ("'" if self.title.endswith("s") else "'s")
 
     def runs(self, stage: str) -> bool:
         return stage in self.stages
@@ -114,7 +129,7 @@ class Engine:
             if not has:
                 raise ConfigError(f"{self.title} has no {trigger} mode (stage {stage!r})")
             raise ConfigError(
-                f"{self.title}'s {trigger} mode does not support stage {stage!r} with impl "
+                f"{self.whose} {trigger} mode does not support stage {stage!r} with impl "
                 f"{impl!r}: only {', '.join(has)}" + (f" ({why})" if why else "")
             )
 

@@ -131,7 +131,7 @@ class PipelineConfig:
             elif given is None or isinstance(given, Mapping):
                 built = from_mapping(found.settings, given or {}, f"engine.{found.name}")
             else:
-                raise ConfigError(f"{found.title}'s settings must be [engine.{found.name}]'s")
+                raise ConfigError(f"{found.whose} settings must be [engine.{found.name}]'s")
         object.__setattr__(self, "settings", built)
         for name in ("output_topic", "run_id", "bootstrap", "checkpoint_dir"):
             require(bool(getattr(self, name)), f"{name} must not be empty")

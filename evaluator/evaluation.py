@@ -15,8 +15,8 @@ import pandas as pd
 
 from evaluator import report
 from evaluator.config import EvaluatorConfig
-from evaluator.measure import measure
-from evaluator.result import Measurement, Summary
+from evaluator.measure import Measurement, measure
+from evaluator.result import Summary
 from evaluator.run_info import RunInfo
 from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_outputs
 from evaluator.summary import build_summary

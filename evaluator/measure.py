@@ -5,7 +5,7 @@ From the outputs and inputs :mod:`evaluator.run_topics` read: the malformed outp
 set aside, the measured period fixed from the inputs' broker timestamps, each output's
 latency from the inputs that explain it (:mod:`evaluator.checks`), the expected outputs
 and completeness, then the statistics and the per-second series, as one
-:class:`evaluator.result.Measurement`.
+:class:`Measurement`.
 """
 
 from dataclasses import dataclass
@@ -16,6 +16,7 @@ import pandas as pd
 
 from evaluator import checks, output_fields, stats
 from evaluator import expected as exp
+from evaluator.closing import CLOCKS, split
 from evaluator.completeness import completeness, missing_outputs
 from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
@@ -30,7 +31,8 @@ from evaluator.latency import (
 )
 from evaluator.lateness import input_lateness
 from evaluator.reader import KIND, MALFORMED, TIMESTAMP
-from evaluator.result import Measurement, Records
+from evaluator.record import Section, Stats
+from evaluator.result import Records, Throughput
 from evaluator.run_info import RunInfo
 from evaluator.steady import steady_state
 from evaluator.throughput import peak_output, throughput
@@ -39,6 +41,47 @@ from ground import contract as s
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 from ground.stages import stage
+
+
+@dataclass(frozen=True, eq=False)
+class Measurement:
+    """What the evaluator measured in a run's topics: the summary's numbers and the frames
+    its files are drawn from."""
+
+    period: Period
+    latency_ms: Stats
+    latency_earliest_ms: Stats
+    records: Records
+    missing: Section | None
+    wrong: dict[str, Section] | None
+    throughput: Throughput
+    timeseries: pd.DataFrame
+    """Per broker second: inputs, outputs, p50 and p99 latency
+    (:func:`evaluator.stats.timeseries`)."""
+    first_output_ms: int | None
+    steady_state: Section | None
+    confidence: Section | None
+    latencies: pd.DataFrame
+    """One row per valid output."""
+    from_ms: int | None = None
+    outputs_of_unread_inputs: int | None = None
+    input_lateness: Section | None = None
+    """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
+    None: a stage without a watermark)."""
+    updates: Section | None = None
+    """A stage written in update mode: its windows' updates
+    (:meth:`evaluator.updates.Updates.section`); None for the others."""
+    window_closing: Section | None = None
+    """A built-in window's latency split at its closing input
+    (:func:`evaluator.closing.split`); None for the other stages."""
+    by_input: pd.DataFrame | None = None
+    """Per broker second of the outputs' latest inputs: the outputs' p50 and p99, for the
+    recovery from a fault of a part of the job (:mod:`evaluator.recovery.section`); None
+    without one."""
+
+    def frames(self) -> dict[str, Any]:
+        """What :func:`evaluator.report.write` draws the run's files from."""
+        return {"timeseries": self.timeseries, "latencies": self.latencies}
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +161,11 @@ def measure(
         outputs_total=len(outputs),
     )
     figures = _figures(config, good, measured, in_ts, period, from_ms)
+    if any(w.partial for w in run.disturbances):  # judged by the inputs' seconds
+        explained = _subset(good, good[EXPLAINED].to_numpy())
+        figures["by_input"] = stats.timeseries(
+            explained[s.INPUT_TS_LATEST].to_numpy(), explained[LATENCY].to_numpy(), in_ts
+        )
     return Measurement(
         **figures,
         records=records,
@@ -126,6 +174,7 @@ def measure(
         from_ms=from_ms,
         outputs_of_unread_inputs=unread,
         input_lateness=_lateness(run, inputs),
+        window_closing=_closing(run, config, measured, inputs),
         updates=(
             found.updates.section(period.contains(found.updates.window_latest_ms))
             if found.updates is not None
@@ -139,6 +188,21 @@ def _lateness(run: RunInfo, inputs: pd.DataFrame | None) -> dict[str, Any] | Non
     if inputs is None or not stage(run.stage).stateful:
         return None
     return input_lateness(inputs, run.config.get("pipeline", {}).get("watermark_delay_ms"))
+
+
+def _closing(
+    run: RunInfo, config: EvaluatorConfig, measured: pd.DataFrame, inputs: pd.DataFrame | None
+) -> dict[str, Any] | None:
+    """A built-in window's latency split at its closing input (None for other stages, a
+    custom window, whose data decide when it is written, or an engine with no event clock)."""
+    found = stage(run.stage)
+    if inputs is None or not found.window or found.updates or run.impl != "builtin":
+        return None
+    if run.event_clock not in CLOCKS:
+        return None
+    window_ms = SECOND_MS * (config.sliding_window_s if run.stage == "sliding" else 1)
+    delay = int(run.config.get("pipeline", {}).get("watermark_delay_ms") or 0)
+    return split(measured, inputs, window_ms, delay, run.event_clock)
 
 
 def _figures(

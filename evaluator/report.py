@@ -204,7 +204,24 @@ def _conditions(summary: dict[str, Any]) -> list[str]:
         lines.append(f"- input lateness: {_lateness(lateness)}")
     if updates := summary.get("updates"):
         lines.append(f"- updates: {_updates(updates)}")
+    if closing := summary.get("window_closing"):
+        lines.append(f"- window closing: {closing_text(closing)}")
     return [*lines, ""] if len(lines) > 2 else []
+
+
+def closing_text(section: dict[str, Any]) -> str:
+    """A built-in window's latency split at the input that let it close."""
+    wait, engine = section["wait_ms"], section["engine_ms"]
+    clock = "every input topic" if section["event_clock"] == "least" else "either input topic"
+    return (
+        f"of each window's latency, p50 {format_exact(wait.get('p50'))} ms (p99 "
+        f"{format_exact(wait.get('p99'))}) waited for the input that let it close (the "
+        f"first after which {clock} had passed its end plus "
+        f"{format_exact(section['watermark_delay_ms'])} ms) and p50 "
+        f"{format_exact(engine.get('p50'))} ms (p99 {format_exact(engine.get('p99'))}) was "
+        f"the engine's after it; {section['windows']:,} windows"
+        + (f", {section['never_closed']:,} never closed" if section["never_closed"] else "")
+    )
 
 
 def _updates(section: dict[str, Any]) -> str:

@@ -1,8 +1,8 @@
-"""What one evaluation found, as typed, frozen records: a :class:`Measurement` and a
-run's :class:`Summary`.
+"""What one evaluation found, as typed, frozen records: a run's :class:`Summary` and the
+records it holds.
 
-:mod:`evaluator.measure` returns a :class:`Measurement`;
-:func:`evaluator.summary.build_summary` turns it into the :class:`Summary` whose
+:func:`evaluator.summary.build_summary` turns :mod:`evaluator.measure`'s
+:class:`~evaluator.measure.Measurement` into the :class:`Summary` whose
 :meth:`Summary.as_dict` is summary.json. Each field's ``metadata["doc"]`` says what
 its key holds: docs/results-schema.md is generated from them
 (:mod:`evaluator.result_schema`). A field marked ``omit_none`` has no key when it is
@@ -12,8 +12,6 @@ conventions of :mod:`evaluator.record`.
 
 from dataclasses import dataclass, field
 from typing import Any
-
-import pandas as pd
 
 from evaluator.latency import Period
 from evaluator.record import Section, Stats, as_dict, key_doc
@@ -189,40 +187,6 @@ class Evaluation:
     )
 
 
-@dataclass(frozen=True, eq=False)
-class Measurement:
-    """What the evaluator measured in a run's topics: the summary's numbers and the frames
-    its files are drawn from."""
-
-    period: Period
-    latency_ms: Stats
-    latency_earliest_ms: Stats
-    records: Records
-    missing: Section | None
-    wrong: dict[str, Section] | None
-    throughput: Throughput
-    timeseries: pd.DataFrame
-    """Per broker second: inputs, outputs, p50 and p99 latency
-    (:func:`evaluator.stats.timeseries`)."""
-    first_output_ms: int | None
-    steady_state: Section | None
-    confidence: Section | None
-    latencies: pd.DataFrame
-    """One row per valid output."""
-    from_ms: int | None = None
-    outputs_of_unread_inputs: int | None = None
-    input_lateness: Section | None = None
-    """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
-    None: a stage without a watermark)."""
-    updates: Section | None = None
-    """A stage written in update mode: its windows' updates
-    (:meth:`evaluator.updates.Updates.section`); None for the others."""
-
-    def frames(self) -> dict[str, Any]:
-        """What :func:`evaluator.report.write` draws the run's files from."""
-        return {"timeseries": self.timeseries, "latencies": self.latencies}
-
-
 @dataclass(frozen=True)
 class Summary:
     """A run's summary.json (:meth:`as_dict`), schema version ``schema_version``."""
@@ -320,8 +284,11 @@ class Summary:
             "windows[], summary: after each disturbance (periodic burst: each burst; a fault's "
             "window) that starts in the measured period (evaluator.recovery.section.section); null "
             "without any. windows[]: kind, start_ms, end_ms (broker time), process (the "
-            "process group a fault stopped: broker, engine; null for a burst), "
-            "baseline_p50_ms (median per-second p50 of the baseline_window_s before) and "
+            "process group a fault stopped: broker, engine; null for a burst), partial (a "
+            "fault of a part of the job: instance-loss), series (what its figures are taken "
+            "of: each second's p50 of the outputs appended in it; for a partial fault the p99 "
+            "of the outputs whose latest input was appended in it, held by the *_p50_ms "
+            "keys), baseline_p50_ms (median per-second p50 of the baseline_window_s before) and "
             "baseline_p50_ci95, peak_ms (largest per-second p50 until recovered), "
             "first_output_after_s, recovery_s (from the window's end until the per-second "
             "p50 stays within threshold of the baseline for hold_s seconds; null: not "
@@ -366,6 +333,17 @@ class Summary:
             "carries; per_window the updates up to the complete one; partial updates are "
             "neither duplicates nor wrong, a window never complete is missing "
             "(evaluator.updates); null for the other stages"
+        )
+    )
+    window_closing: Section | None = field(
+        metadata=key_doc(
+            "event_clock, watermark_delay_ms, windows, never_closed, wait_ms and engine_ms "
+            "(count, mean, min, p50 … max): a built-in window's latency split at the input "
+            "that let it close, the first after which the engine's event-time clock (the "
+            "least of the input topics' newest event times, or the greatest) passed the "
+            "window's end plus the delay: wait = that input − the latest input, engine = "
+            "output − that input (evaluator.closing); null for the other stages",
+            omit_none=True,
         )
     )
     warmup: Section | None = field(

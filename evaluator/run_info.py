@@ -82,6 +82,9 @@ class RunInfo:
     impl: str = "builtin"
     engine: str | None = None
     """The stream engine that ran it (None: a run.json written before engines were named)."""
+    event_clock: str | None = None
+    """How the engine's event-time clock combines the input topics: "least" (a watermark),
+    "greatest" (Kafka Streams' stream time) (evaluator.closing); None: not said."""
     workload: str = "latency"
     rate: float | None = None
     duration_s: float | None = None

@@ -21,9 +21,10 @@ from evaluator import stats
 from evaluator.catchup import catch_up
 from evaluator.caveats import distrust, missing_warning, run_warnings, steady_warnings
 from evaluator.config import EvaluatorConfig
+from evaluator.measure import Measurement
 from evaluator.record import as_dict
 from evaluator.recovery import section as recovery
-from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Measurement, Summary
+from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Summary
 from evaluator.run_info import RunInfo
 from evaluator.summary_file import SCHEMA_VERSION
 from ground.config import as_dict as config_dict
@@ -57,6 +58,7 @@ def build_summary(
         config.recovery_baseline_s,
         config.recovery_threshold,
         usage=usage,
+        by_input=result.by_input,
     )
     own += recovery.warnings(after)
     for text in own:
@@ -82,6 +84,7 @@ def build_summary(
         recovery=after,
         input_lateness=_lateness(run, result),
         updates=result.updates,
+        window_closing=result.window_closing,
         warmup=run.metadata.get("warmup"),
         machine=run.metadata.get("machine"),
         evaluation=Evaluation(

@@ -68,12 +68,16 @@ CAPACITY: Final = "capacity.json"
 CAPACITY_MD: Final = "capacity.md"
 CAPACITY_PLOT: Final = "capacity.png"
 
+# a set of capacity searches run by one command (results/<UTC time>-capacities-<id>/):
+# the searches' directories beside it, named in its capacities.json
+CAPACITIES: Final = "capacities.json"
+
 # every results directory: a run's, a suite's and a capacity search's, written by the bench
 REPORT_HTML: Final = "report.html"
 """One self-contained page of the directory's results, its plots' scripts embedded."""
 
 
-Kind = Literal["run", "suite", "capacity"]
+Kind = Literal["run", "suite", "capacity", "capacities"]
 
 
 def suite_run(name: str, suite_dir: Path) -> Path:
@@ -140,14 +144,17 @@ def suite_runs(suite_dir: Path) -> list[SuiteRun]:
 def kind(path: Path) -> Kind:
     """Which results directory ``path`` is, by the file that only that kind holds;
     ConfigError naming ``path`` when it is none of them (a path given by mistake)."""
-    for name, found in ((COMPARISON, "suite"), (CAPACITY, "capacity"), (SUMMARY, "run")):
+    kinds = ((COMPARISON, "suite"), (CAPACITY, "capacity"), (CAPACITIES, "capacities"),
+             (SUMMARY, "run"))  # fmt: skip
+    for name, found in kinds:
         if (path / name).is_file():
             return found  # type: ignore[return-value]
     if not path.is_dir():
         raise ConfigError(f"{path} does not exist or is not a directory")
     raise ConfigError(
         f"{path} is not a results directory: it holds neither {SUMMARY} (a run), "
-        f"{COMPARISON} (a suite) nor {CAPACITY} (a capacity search)"
+        f"{COMPARISON} (a suite), {CAPACITY} (a capacity search) nor {CAPACITIES} (a set of "
+        "them)"
     )
 
 
@@ -157,7 +164,7 @@ def side_runs(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
         found = kind(path)
-        if found == "capacity":
+        if found in ("capacity", "capacities"):
             raise EvaluationError(
                 f"{path} is a capacity search: compare its probes' run directories instead"
             )

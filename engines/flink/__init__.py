@@ -24,6 +24,14 @@ def _versions() -> dict[str, str | None]:
     }
 
 
+def _install(settings: FlinkSettings) -> None:
+    """The Flink runtime and the Kafka SQL connector."""
+    from engines.flink import runtime
+
+    runtime.python()
+    runtime.connector_jars()
+
+
 ENGINE = Engine(
     name="flink",
     title="Flink",
@@ -40,5 +48,7 @@ ENGINE = Engine(
     faults=("engine-restart",),
     settings=FlinkSettings,
     versions=_versions,
+    install=_install,
+    event_clock="least",
     release=("apache-flink", "Apache Flink"),
 )

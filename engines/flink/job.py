@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import psutil
@@ -32,7 +33,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from engines import process
 from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.flink import ENGINE, runtime
-from engines.flink.settings import flink_settings
+from engines.flink.settings import FlinkSettings, flink_settings
 from engines.flink.statements import Statements, statements
 from ground import rundir
 from ground.errors import ConfigError, EngineError
@@ -45,6 +46,8 @@ STATUS = "flink_status.json"
 FLINK_LOG = "flink_log"
 """The directory of Flink's log files, in the run directory."""
 PROGRESS_EVERY_S = IDLE_PROGRESS_MS / 1000
+ENDED = ("CANCELED", "FAILED", "FINISHED")
+"""A Flink job's final states."""
 STOP_S = 20.0
 """How long the runner may take to cancel the Flink job and exit before SIGKILL."""
 
@@ -113,12 +116,18 @@ def _event(path: Path, event: str, **fields: object) -> None:
         out.write(line + "\n")
 
 
-def _status(run_dir: Path) -> str | None:
+def _status_record(run_dir: Path) -> dict[str, str] | None:
+    """The runner's last status record (``job_id``, ``status``), None before its first."""
     try:
-        status: str = json.loads((run_dir / STATUS).read_text())["status"]
-    except (FileNotFoundError, ValueError, KeyError):
+        record: dict[str, str] = json.loads((run_dir / STATUS).read_text())
+    except (FileNotFoundError, ValueError):
         return None
-    return status
+    return record if {"job_id", "status"} <= record.keys() else None
+
+
+def _status(run_dir: Path) -> str | None:
+    record = _status_record(run_dir)
+    return None if record is None else record["status"]
 
 
 def _start_runner(run_dir: Path, plan: Statements) -> subprocess.Popen:
@@ -175,7 +184,23 @@ def run(
     finally:
         stop_runner(runner)
         offsets.close()
+        cancel_left_on_cluster(flink_settings(config), run_dir)
     return 0
+
+
+def cancel_left_on_cluster(settings: FlinkSettings, run_dir: Path) -> None:
+    """Cancel the run's Flink job on the session cluster when the runner did not (it was
+    killed first): a job left there would read and write on, holding its task slots."""
+    status = _status_record(run_dir)
+    if not settings.cluster or not status or status.get("status") in ENDED:
+        return
+    host, port = settings.rest_address()
+    url = f"http://{host}:{port}/jobs/{status['job_id']}?mode=cancel"
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="PATCH"), timeout=10).close()
+    except OSError as error:
+        log.warning("could not cancel Flink job %s on %s: %s", status["job_id"], settings.cluster,
+                    error)  # fmt: skip
 
 
 def _follow(

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from ground.errors import ConfigError
+from ground.errors import ResolveError
 from ground.jvm import maven
 from ground.paths import cache_dir
 
@@ -63,13 +63,24 @@ def python() -> Path:
     return interpreter
 
 
+def distribution() -> Path:
+    """The Flink distribution apache-flink ships (``bin``, ``conf``, ``lib``), installed
+    first if it is not there yet: its ``bin/jobmanager.sh`` and ``bin/taskmanager.sh``
+    start a standalone session cluster of this version."""
+    python()
+    found = sorted(home().glob("lib/python*/site-packages/pyflink"))
+    if not found:
+        raise ResolveError(f"no pyflink package in {home()}: remove it to install it again")
+    return found[0]
+
+
 def connector_jars() -> list[Path]:
     """The Kafka SQL connector jar (downloaded the first time, then from the cache)."""
     return maven.resolve(maven.read_pins(CONNECTOR_PINS), "the Flink Kafka SQL connector")
 
 
 def _run(cmd: list[str], what: str) -> None:
-    """Run an install step, its output passed through line by line; ConfigError if it fails."""
+    """Run an install step, its output passed through line by line; ResolveError if it fails."""
     proc = subprocess.run(cmd, stdout=sys.stderr, stderr=subprocess.STDOUT, check=False)
     if proc.returncode != 0:
-        raise ConfigError(f"could not {what} (exit {proc.returncode}; see the lines above)")
+        raise ResolveError(f"could not {what} (exit {proc.returncode}; see the lines above)")

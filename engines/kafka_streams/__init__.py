@@ -18,6 +18,13 @@ def _versions() -> dict[str, str | None]:
     return {"kafka_streams": version()}
 
 
+def _install(settings: KafkaStreamsSettings) -> None:
+    """The job's jars (with RocksDB's if its stores are) and its compiled classes."""
+    from engines.kafka_streams.build import job_classpath
+
+    job_classpath(settings.state_store)
+
+
 ENGINE = Engine(
     name="kafka-streams",
     title="Kafka Streams",
@@ -34,5 +41,7 @@ ENGINE = Engine(
     faults=("engine-restart", "instance-loss"),
     settings=KafkaStreamsSettings,
     versions=_versions,
+    install=_install,
+    event_clock="greatest",
     release=("kafka_streams", "Kafka Streams"),
 )

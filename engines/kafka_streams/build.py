@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ground.errors import JavaError
+from ground.errors import EngineError
 from ground.jvm.java import java_executable
 from ground.jvm.maven import Pin, classpath, read_pins, resolve
 from ground.paths import cache_dir
@@ -92,7 +92,7 @@ def compiled(jars: list[Path], javac: Path | None = None) -> Path:
         )  # fmt: skip
         if done.returncode != 0:
             first = next((line for line in done.stderr.splitlines() if line.strip()), "")
-            raise JavaError(f"compiling the Kafka Streams job with {compiler} failed: {first}")
+            raise EngineError(f"compiling the Kafka Streams job with {compiler} failed: {first}")
         (work / _DONE).write_text(compiler + "\n")
         try:
             os.replace(work, target)

@@ -29,7 +29,7 @@ from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.kafka_streams import ENGINE, build
 from engines.kafka_streams.settings import KafkaStreamsSettings, kafka_streams_settings
 from ground import contract, rundir
-from ground.errors import ConfigError, JavaError
+from ground.errors import ConfigError, EngineError
 from ground.jvm.java import java_executable
 from ground.malformed import MAX_INPUT_BYTES, RANGES
 
@@ -76,6 +76,9 @@ def jvm_config(
         "progress_file": instance_file(rundir.PROGRESS, instance, n),
         "effective_file": instance_file(EFFECTIVE_FILE, instance, n),
         "progress_ms": IDLE_PROGRESS_MS,
+        # a task holds a topic's inputs back up to max.task.idle.ms while the other's partition
+        # is empty (the last inputs of a run): idle only once that is over
+        "quiet_ms": settings.max_task_idle_ms + IDLE_PROGRESS_MS,
         "contract": {
             "fields": list(contract.INPUT_FIELDS),
             "types": {name: contract.FIELD_TYPES[name] for name in contract.INPUT_FIELDS},
@@ -173,7 +176,7 @@ def run(
     stop: threading.Event,
     resume: bool = False,
 ) -> int:
-    """Run the stage in a Kafka Streams JVM until ``stop`` or ``max_seconds``; JavaError
+    """Run the stage in a Kafka Streams JVM until ``stop`` or ``max_seconds``; EngineError
     when the JVM exits by itself. ``resume``: continue the run's application (its committed
     offsets, its state from the changelogs), as after an engine restart."""
     ENGINE.check(config.stage, config.impl, config.trigger)
@@ -195,7 +198,7 @@ def run(
                     log.warning("instance %d was killed: the others take its tasks", ended.pid)
                     jvms.remove(ended)
                     continue
-                raise JavaError(
+                raise EngineError(
                     f"the Kafka Streams {config.stage} job exited with code {ended.returncode} "
                     "(its ERROR line is in the log above)"
                 )
@@ -207,7 +210,7 @@ def run(
                 jvm.stdin.close()
         codes = [stop_jvm(jvm) for jvm in jvms]
     if any(codes):
-        raise JavaError(f"the Kafka Streams {config.stage} job stopped with exit codes {codes}")
+        raise EngineError(f"the Kafka Streams {config.stage} job stopped with exit codes {codes}")
     return 0
 
 

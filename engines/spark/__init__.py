@@ -30,6 +30,13 @@ def _versions() -> dict[str, str | None]:
     }
 
 
+def _install(settings: SparkSettings) -> None:
+    """The Kafka connector's jars (PySpark is a dependency of stagebench)."""
+    from engines.spark.session import connector_jars
+
+    connector_jars()
+
+
 ENGINE = Engine(
     name="spark",
     title="Spark",
@@ -47,6 +54,8 @@ ENGINE = Engine(
     session="engines.spark.server",
     settings=SparkSettings,
     versions=_versions,
+    install=_install,
+    event_clock="least",
     release=("pyspark", "PySpark"),
     smoke="engines.spark.smoke",
     notes={

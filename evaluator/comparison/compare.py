@@ -32,7 +32,7 @@ from typing import Any
 
 from evaluator.comparison.differences import differences
 from evaluator.comparison.engines import EngineDifference
-from evaluator.comparison.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate
+from evaluator.comparison.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate, label
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, run_row
 from evaluator.confidence import LEVEL
@@ -73,9 +73,12 @@ class Comparison:
     @property
     def host_explains(self) -> list[str]:
         """Every increment a host drift of :attr:`pace_drift` could explain
-        (``increment_pXX_within_pace``), as "stage/impl +pXX (+3.0 ms)"."""
+        (``increment_pXX_within_pace``), as "stage/impl +pXX (+3.0 ms)" ("engine:stage/impl"
+        in a table of several engines)."""
+        several = len({r.engine for r in self.rows if r.engine and r.engine != "floor"}) > 1
         return [
-            f"{r.stage}/{r.impl} +{q} ({format_ms(getattr(r, f'increment_{q}'), signed=True)} ms)"
+            f"{label({'stage': r.stage, 'impl': r.impl, 'engine': r.engine}, several)} +{q} "
+            f"({format_ms(getattr(r, f'increment_{q}'), signed=True)} ms)"
             for r in self.rows
             for q in CI_QUANTILES
             if getattr(r, f"increment_{q}_within_pace")

@@ -10,7 +10,14 @@ import pandas as pd
 
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.number_format import format_estimate
-from evaluator.recovery.windows import HOLD_S, Recovery, Window, recoveries
+from evaluator.recovery.windows import (
+    BY_INPUT,
+    BY_OUTPUT,
+    HOLD_S,
+    Recovery,
+    Window,
+    recoveries,
+)
 
 
 def summarise(found: Sequence[Recovery]) -> dict[str, Any]:
@@ -47,27 +54,33 @@ def section(
     baseline_s: float,
     threshold: float,
     usage: pd.DataFrame | None = None,
+    by_input: pd.DataFrame | None = None,
 ) -> dict[str, Any] | None:
     """summary.json's ``recovery``: the windows starting in the measured period and their
     summary; None when the run has no disturbance windows.
 
     Every window takes part (the next one ends a recovery's search, each is left out
     of the baselines); only those that start in the measured period are reported. A
-    settled level's stretch ends with the measured period.
+    settled level's stretch ends with the measured period. A partial fault's window is
+    judged on ``by_input`` (the series by the outputs' latest inputs' seconds) and its
+    p99 (:data:`BY_INPUT`), every other on ``series``' p50.
     """
     if not windows:
         return None
-    found = [
-        r
-        for r in recoveries(series, windows, baseline_s, threshold, measured_to_ms, usage)
-        if measured_from_ms <= r.window.start_ms <= measured_to_ms
-    ]
+    judged = recoveries(series, windows, baseline_s, threshold, measured_to_ms, usage)
+    if by_input is not None and any(w.partial for w in windows):
+        waited = recoveries(by_input, windows, baseline_s, threshold, measured_to_ms, usage,
+                            column="latency_p99_ms")  # fmt: skip
+        judged = [w if r.window.partial else r for r, w in zip(judged, waited, strict=True)]
+    found = [r for r in judged if measured_from_ms <= r.window.start_ms <= measured_to_ms]
     return {
         "baseline_window_s": baseline_s,
         "threshold": threshold,
         "hold_s": HOLD_S,
         "settle_windows": SETTLE_WINDOWS,
-        "windows": [r.as_dict() for r in found],
+        "windows": [
+            {**r.as_dict(), "series": BY_INPUT if r.window.partial else BY_OUTPUT} for r in found
+        ],
         "summary": summarise(found),
     }
 
@@ -99,6 +112,13 @@ def figures_text(found: dict[str, float | None]) -> str:
     return "; ".join(parts)
 
 
+def statistic(windows: Sequence[dict[str, Any]]) -> str:
+    """What the windows' figures are of, in words: "p50", "p99 by input second" (a fault
+    of a part of the job), or both."""
+    found = ["p99 by input second" if w.get("series") == BY_INPUT else "p50" for w in windows]
+    return " / ".join(dict.fromkeys(found)) or "p50"
+
+
 def settled_text(window: dict[str, Any]) -> str | None:
     """Where one window of summary.json's ``recovery`` settled, in words: "settled 2.1 s
     after the broker-restart at +31 % [+24–+38 %] of the p50 before (287 ms)"; None when it
@@ -114,7 +134,9 @@ def settled_text(window: dict[str, Any]) -> str | None:
     where = " the level before," if window["level"] == "before" else ""
     doubt = ", not shown to differ from it" if window["level"] == "undetermined" else ""
     offset = _percent(window["offset"])
-    return f"{text} at{where} {offset}{interval} of the p50 before ({level}){doubt}"
+    return (
+        f"{text} at{where} {offset}{interval} of the {statistic([window])} before ({level}){doubt}"
+    )
 
 
 def level_text(window: dict[str, Any]) -> str:
@@ -177,7 +199,7 @@ def warnings(recovery: dict[str, Any] | None) -> list[str]:
         found.append(
             f"latency had not recovered after {len(stuck)} of {total} disturbance windows "
             f"({', '.join(kinds)}) before the next one or the end of the run: its per-second "
-            f"p50 was not back within {recovery['threshold']:.0%} of the p50 before for "
-            f"{HOLD_S} s"
+            f"{statistic(stuck)} was not back within {recovery['threshold']:.0%} of the level "
+            f"before for {HOLD_S} s"
         )
     return found

@@ -59,7 +59,7 @@ second: a second [s, s + 1) counts as after the window when it ends after it.
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -73,6 +73,12 @@ from ground.errors import EvaluationError
 HOLD_S = 3
 """Seconds with outputs in a row within the bound that make a recovery."""
 
+BY_OUTPUT: Final = "p50 of the outputs appended in each second"
+BY_INPUT: Final = "p99 of the outputs whose latest input was appended in each second"
+"""The per-second series a recovery is judged on: every window's but a partial fault's,
+and a partial fault's, whose inputs that waited show in their own seconds' p99 even while
+the outputs of the others are on time."""
+
 
 @dataclass(frozen=True)
 class Window:
@@ -85,6 +91,10 @@ class Window:
     start_ms: int
     end_ms: int
     process: str | None = None
+    partial: bool = False
+    """The fault stopped a part of the job (one instance of several: ``instance-loss``):
+    the rest writes on, so while the lost part's inputs wait, a second's outputs are the
+    rest's and look recovered; such a window is judged on :data:`BY_INPUT` instead."""
 
     def __post_init__(self) -> None:
         if self.end_ms < self.start_ms:
@@ -172,8 +182,10 @@ def recoveries(
     threshold: float,
     until_ms: int | None = None,
     usage: pd.DataFrame | None = None,
+    column: str = "latency_p50_ms",
 ) -> list[Recovery]:
-    """Each window's recovery, in the order of their starts.
+    """Each window's recovery, in the order of their starts, judged on ``series``'
+    ``column`` (its p50 by default, "p50" in the names of the figures).
 
     ``series``: columns ``second`` (epoch s, consecutive), ``output_count`` and
     ``latency_p50_ms`` (NaN in seconds without outputs), as
@@ -183,7 +195,7 @@ def recoveries(
     ``gc_ms_per_s``), for the cause of a fault of one process.
     """
     seconds = series["second"].to_numpy(np.int64)
-    p50 = series["latency_p50_ms"].to_numpy(np.float64)
+    p50 = series[column].to_numpy(np.float64)
     has_output = (series["output_count"].to_numpy() > 0) & ~np.isnan(p50)
     begins, ends = seconds * SECOND_MS, (seconds + 1) * SECOND_MS
     ordered = sorted(windows, key=lambda w: (w.start_ms, w.end_ms))

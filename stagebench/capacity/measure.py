@@ -6,12 +6,14 @@ capacity.png and report.html."""
 
 import contextlib
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from engines.base import Impl
+from engines.registry import chosen
 from ground import rundir
 from ground.errors import EngineError
 from ground.kafka.naming import new_run_id
@@ -20,7 +22,7 @@ from stagebench.capacity.plot import plot
 from stagebench.capacity.probe import Criteria, Probe, judge
 from stagebench.capacity.result import CapacityResult
 from stagebench.capacity.search import REFINE_PROBES, SearchResult, search
-from stagebench.capacity.table import headline
+from stagebench.capacity.table import headline, label
 from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
@@ -84,8 +86,8 @@ def one_search(
         found = search(probe, bounds.start, bounds.maximum, bounds.precision, left, bounds.growth)
         shared = None if warmed_up is None else {**warmed_up, "alone_mps": probe.alone}
         result = capacity_result(
-            name, impl, found, criteria, time.monotonic() - began, precision=bounds.precision,
-            growth=bounds.growth, out=out,
+            name, probe_base.runs_on().name, impl, found, criteria, time.monotonic() - began,
+            precision=bounds.precision, growth=bounds.growth, out=out,
             probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
                    "tail_s": probe_base.published_tail_s, "application": shared},
         )  # fmt: skip
@@ -108,13 +110,15 @@ class _Prober:
 
     def __call__(self, rate: float) -> Probe:
         name, impl, console = self.base.stage, self.base.impl, self.console
-        console.step(f"capacity of {name} ({impl}): probe at {rate:,.0f} msg/s")
+        job = f"the {self.base.runs_on().title} job"
+        searched = label({"stage": name, "engine": self.base.runs_on().name})
+        console.step(f"capacity of {searched} ({impl}): probe at {rate:,.0f} msg/s")
         try:
             result = execute(replace(self.base, rate=rate), self.settings, console,
                              self.application)  # fmt: skip
         except EngineError as err:  # a job that fails under this load did not sustain it
-            console.warn(f"probe at {rate:,.0f} msg/s: the Spark job failed: {err}")
-            return Probe(rate, False, (f"the Spark job failed: {err}",))
+            console.warn(f"probe at {rate:,.0f} msg/s: {job} failed: {err}")
+            return Probe(rate, False, (f"{job} failed: {err}",))
         warmup = result.summary.warmup or {}
         if self.application is not None and not (warmup.get("application") or {}).get("shared"):
             self.alone.append(rate)
@@ -126,6 +130,7 @@ class _Prober:
 
 def capacity_result(
     name: str,
+    engine: str,
     impl: str,
     found: SearchResult,
     criteria: Criteria,
@@ -148,6 +153,7 @@ def capacity_result(
         per_core = round(found.sustainable_mps / cores_used, 1)
     return CapacityResult(
         stage=name,
+        engine=engine,
         impl=impl,
         **_fit_fields(found.fit),
         sustainable_mps=found.sustainable_mps,
@@ -162,7 +168,7 @@ def capacity_result(
         seconds=round(seconds, 1),
         probes=[p.as_dict() for p in found.probes],
         machine=machine(),
-        versions=versions(),
+        versions=versions(engines=[chosen(engine, name)]),
         dir=str(out),
         growth=growth,
         probe=probe,
@@ -201,6 +207,19 @@ def write(out: Path, result: CapacityResult) -> html_report.Page:
     return html_report.write(out)
 
 
+def write_set(results_dir: Path, results: list[CapacityResult], table: str) -> Path:
+    """The directory of a set of searches one command ran (``--engines``, ``--stages``,
+    ``--repeat``): capacities.json naming them and the table printed, and its report.html
+    with their latency–throughput curves together."""
+    out = results_dir / rundir.dir_name("capacities", new_run_id())
+    out.mkdir(parents=True)
+    searches = [os.path.relpath(result.dir, out) for result in results]
+    doc = {"searches": searches, "table": table}
+    (out / rundir.CAPACITIES).write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"report: {html_report.write(out).describe()}")
+    return out
+
+
 def _targets(doc: dict[str, Any]) -> str:
     """The latency targets a probe met too, in words ("" without any)."""
     slo = (doc.get("criteria") or {}).get("slo_ms") or {}
@@ -211,7 +230,7 @@ def _targets(doc: dict[str, Any]) -> str:
 
 def report(doc: dict[str, Any], image: Path | None) -> str:
     lines = [
-        f"# Capacity of {doc['stage']} ({doc['impl']})",
+        f"# Capacity of {label(doc)} ({doc['impl']})",
         "",
         headline(doc) + ".",
         "",
@@ -280,7 +299,7 @@ def _probe_line(probe: dict[str, Any]) -> str:
 
 def _application_line(shared: dict[str, Any] | None) -> str:
     if not shared:
-        return "Each probe started a Spark job of its own."
+        return "Each probe started a job of its own."
     alone = shared.get("alone_mps") or []
     return (
         "The probes ran as queries of one Spark application, warmed up first by "

@@ -23,6 +23,7 @@ class CapacityResult:
     the search narrowed, every probe, and the conditions."""
 
     stage: str = field(metadata=key_doc("the stage searched"))
+    engine: str = field(metadata=key_doc("the engine that ran it: spark, flink, kafka-streams"))
     impl: str = field(metadata=key_doc("its implementation: builtin or custom"))
     capacity_mps: float | None = field(
         metadata=key_doc(

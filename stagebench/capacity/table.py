@@ -6,6 +6,8 @@ search and the table it ends with over several, read from capacity.json's docume
 import statistics
 from typing import Any
 
+from stagebench.report.capacity import label
+
 
 def headline(doc: dict[str, Any]) -> str:
     """One search's answer in a line: its fitted capacity with the 95 % interval and the
@@ -51,7 +53,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     found sustainable, a bound."""
     by_stage: dict[tuple[str, str], list[dict]] = {}
     for doc in rows:
-        by_stage.setdefault((doc["stage"], doc["impl"]), []).append(doc)
+        by_stage.setdefault((label(doc), doc["impl"]), []).append(doc)
     header = ["stage", "impl", "capacity msg/s", "95 % intervals", "per core used", "searches",
               "spread", "minutes"]  # fmt: skip
     body = []

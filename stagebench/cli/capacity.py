@@ -2,9 +2,10 @@
 
 import argparse
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
-from engines.registry import chosen
+from engines.registry import NAMES, chosen
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import STAGES, stage
@@ -32,12 +33,13 @@ CAPACITY = (
     "is the rate passed half the time on a logistic curve fitted to all of them, with a "
     "95 % interval, beside the rate passed 90 % of the time. Writes "
     "results/<time>-capacity-<stage>-<id>/ with capacity.json, capacity.md, capacity.png "
-    "and every probe's run directory. --budget or Ctrl-C stop the search and keep the "
+    "and every probe's run directory; --engines searches each stage on several engines in "
+    "turn. --budget or Ctrl-C stop the search and keep the "
     f"bracket found so far. Probes measure for {PROBE_DURATION_S:g} s after a "
     f"{PROBE_LEAD_IN_S:g} s lead-in at half the rate and at most {PROBE_WARMUP_MAX_S:g} s "
     "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
-    "Each probe starts a Spark job of its own; --application shared runs them as queries "
-    "of one Spark application warmed up first at the first probe's rate (near capacity "
+    "Each probe starts a job of its own; --application shared runs a Spark search's as "
+    "queries of one Spark application warmed up first at the first probe's rate (near capacity "
     "its verdicts and a warmed-up job's have disagreed both ways: docs/capacity.md)."
 )
 
@@ -78,6 +80,13 @@ def add(sub: Subparsers) -> None:
         "--stage", metavar="STAGE", help=f"the stage to measure: {', '.join(MEASURED)}"
     )
     which.add_argument("--stages", help="comma-separated stages: one table of capacities")
+    parser.add_argument(
+        "--engines",
+        metavar="ENGINES",
+        help=f"comma-separated engines ({', '.join(n for n in NAMES if n != 'floor')}): a "
+        "search of every stage on each, one after another, and one table of capacities "
+        "(default: --engine's, else the stage's: spark)",
+    )
     for option, dest, kind, default, metavar, text in SEARCH:
         parser.add_argument(
             option, dest=dest, type=kind, default=default, metavar=metavar, help=text
@@ -113,13 +122,14 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stagebench.capacity.measure import Bounds, one_search
+    from stagebench.capacity.measure import Bounds, one_search, write_set
     from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria, parse_slo
     from stagebench.capacity.result import CapacityResult
     from stagebench.capacity.search import check_settings, parse_budget
     from stagebench.capacity.table import format_table, headline
     from stagebench.console import Console
     from stagebench.history.index import record_or_warn
+    from stagebench.report.capacity import label
 
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
     if not stages:
@@ -157,16 +167,23 @@ def run(args: argparse.Namespace) -> int:
     base = from_mapping(RunConfig, settings.section("run"), "run")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
+    searches = [
+        (replace(base, engine=engine), name)
+        for engine in engine_names(args, base)
+        for name in stages
+    ]
+    for each, name in searches:
+        chosen(each.engine, name)  # ConfigError: that engine does not run it
     console = Console()
     results: list[CapacityResult] = []
     failed = False
-    for name in stages:
-        impl = base.impl if base.impl in chosen(base.engine, name).impls(name) else "builtin"
+    for each, name in searches:
+        impl = each.impl if each.impl in chosen(each.engine, name).impls(name) else "builtin"
         for attempt in range(args.repeat):
-            result = one_search(name, impl, base, settings, criteria, bounds, console)
+            result = one_search(name, impl, each, settings, criteria, bounds, console)
             results.append(result)
             failed |= result.stopped.startswith("error") or result.stopped == "interrupted"
-            print(f"capacity of {name} ({impl}), search {attempt + 1}: "
+            print(f"capacity of {label(result.as_dict())} ({impl}), search {attempt + 1}: "
                   f"{headline(result.as_dict())}")  # fmt: skip
             print(f"results: {result.dir}")
             if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
@@ -176,6 +193,27 @@ def run(args: argparse.Namespace) -> int:
         if results and results[-1].stopped == "interrupted":
             break
     if len(results) > 1:
+        table = format_table([r.as_dict() for r in results])
         print()
-        print(format_table([r.as_dict() for r in results]))
+        print(table)
+        print(f"results: {write_set(Path(base.results_dir), results, table)}")
     return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
+
+
+def engine_names(args: argparse.Namespace, base: RunConfig) -> list[str]:
+    """The engines of ``--engines`` (ConfigError for an unknown one, or with ``--engine``),
+    else ``--engine``'s ("": the stage's own)."""
+    if not args.engines:
+        return [base.engine]
+    if args.engine:
+        raise ConfigError("give --engine or --engines, not both")
+    names = [name.strip() for name in args.engines.split(",") if name.strip()]
+    for name in names:
+        if name not in NAMES or name == "floor":
+            raise ConfigError(
+                f"--engines: no engine {name!r} (engines: "
+                f"{', '.join(n for n in NAMES if n != 'floor')})"
+            )
+    if not names or len(set(names)) < len(names):
+        raise ConfigError("--engines: name each engine once")
+    return names

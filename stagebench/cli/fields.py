@@ -49,14 +49,17 @@ def add_field(
     if kind is None:
         kind, choices = _kind(typing.get_type_hints(cls)[name])
     choices = field.metadata.get("choices", choices)
-    option = option or option_name(name)
+    flag = field.metadata.get("option")
+    option = option or (flag if isinstance(flag, str) else option_name(name))
     stated = shown or default_text(cls, name)
     parser.add_argument(
         option,
         dest=name,
         type=kind,
         choices=choices,
-        metavar=None if choices else option.lstrip("-").upper().replace("-", "_"),
+        metavar=None
+        if choices
+        else field.metadata.get("metavar", option.lstrip("-").upper().replace("-", "_")),
         default=field.default if keep_default else None,
         help=f"{field.metadata['help']} (default: {stated})".replace("%", "%%"),
     )

@@ -49,8 +49,8 @@ EVALUATE_FIELDS = _names(EvaluatorConfig)
 
 def engine_options() -> tuple[tuple[str, type, str], ...]:
     """The engines' settings that run, suite, capacity and ``config show`` take as
-    options (``option`` in a field's metadata: Spark's ``--master``), as (section,
-    settings class, field)."""
+    options (``option`` in a field's metadata: True, Spark's ``--master``, or the option's
+    own name, Flink's ``--flink-cluster``), as (section, settings class, field)."""
     return tuple(
         (f"{ENGINE_TABLE}.{found.name}", found.settings, field.name)
         for found in engines()

@@ -61,7 +61,7 @@ def add(sub: Subparsers) -> None:
         add_field(parser, PipelineConfig, name)
     for found in engines():
         if found.settings is not None:
-            group = parser.add_argument_group(f"{found.title}'s settings ([engine.{found.name}])")
+            group = parser.add_argument_group(f"{found.whose} settings ([engine.{found.name}])")
             for field in dataclasses.fields(found.settings):
                 _add_setting(group, found.settings, field)
     parser.set_defaults(handler=run)

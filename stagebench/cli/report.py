@@ -13,8 +13,9 @@ def add(sub: Subparsers) -> None:
         description="Draw one page, report.html, into each results directory given: a run's "
         "(latency through the warm-up and the measured period, its distribution, throughput, "
         "resources, warnings, conditions, configuration), a suite's (the stage ladder and its "
-        "runs together) or a capacity search's (the probes on the offered rate and the "
-        "deciding probes through time). The plots are interactive and open offline: their "
+        "runs together), a capacity search's (the probes on the offered rate and the "
+        "deciding probes through time) or a set of searches' (their latency against the "
+        "offered rate in one chart). The plots are interactive and open offline: their "
         "script, plotly.js (4.8 MB), is written once beside the results directories and "
         "every page there loads it. run, suite, capacity and evaluate write the page "
         "themselves; this draws it again, from the directory's files alone.",

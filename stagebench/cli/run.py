@@ -16,7 +16,7 @@ def add(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "run",
         help="one complete benchmark run of one stage",
-        description="Fresh topics → Spark job up to STAGE → publisher → drain → evaluation. "
+        description="Fresh topics → the engine's job up to STAGE → publisher → drain → evaluation. "
         "Prints the latency table and writes everything to results/<time>-<stage>-<id>/. "
         "Ctrl-C stops everything cleanly and keeps what was collected.",
     )

@@ -24,6 +24,8 @@ FAULTS: Final = (
 BROKER_FAULTS: Final = ("broker-restart", "broker-kill")
 ENGINE_FAULTS: Final = ("engine-restart", "worker-loss", "instance-loss")
 """Faults of an engine's job, which the floor (a plain Kafka loop) cannot have."""
+PARTIAL_FAULTS: Final = ("instance-loss",)
+"""Faults of a part of the job while the rest writes on (evaluator.recovery.windows.Window)."""
 
 
 def process(kind: str) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.base import IMPLS
+from engines.registry import NAMES, engine
 from evaluator.comparison.result import ComparisonRow
 from evaluator.number_format import format_estimate, format_exact, format_ms
 from ground.stages import STAGES
@@ -51,10 +52,17 @@ def papers_table(doc: Mapping[str, Any], rows: list[ComparisonRow], where: Path)
     doc in ``where``, below it."""
     papers = doc["papers"]
     figures = [{(f["stage"], f["impl"]): f for f in p["figures"]} for p in papers]
-    ours = {(r.stage, r.impl): r for r in rows}
+    engines = sorted({r.engine for r in rows if r.stage != "floor"},
+                     key=lambda name: NAMES.index(name) if name in NAMES else -1)  # fmt: skip
+    ours = {(r.engine, r.stage, r.impl): r for r in rows}
     keys = sorted({key for paper in figures for key in paper},
                   key=lambda k: (STAGES.index(k[0]), IMPLS.index(k[1])))  # fmt: skip
-    header = ["stage", "impl", *(p["label"] for p in papers), "stagebench (this suite)"]
+    suite = (
+        ["stagebench (this suite)"]
+        if len(engines) < 2
+        else [f"{engine(name).title if name else '?'}, this suite" for name in engines]
+    )
+    header = ["stage", "impl", *(p["label"] for p in papers), *suite]
     lines = [
         f"Median latency in ms at {doc['rate_mps']:,} msg/s, p99 in parentheses; this suite's "
         "median with its 95 % interval in brackets, as `stagebench compare` prints it.",
@@ -63,7 +71,11 @@ def papers_table(doc: Mapping[str, Any], rows: list[ComparisonRow], where: Path)
         "|---|---|" + "---:|" * (len(header) - 2),
     ]
     for key in keys:
-        cells = [*key, *(paper_cell(f.get(key)) for f in figures), suite_cell(ours.get(key))]
+        cells = [
+            *key,
+            *(paper_cell(f.get(key)) for f in figures),
+            *(suite_cell(ours.get((name, *key))) for name in engines or [None]),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     cited = "; ".join(f"{p['label']}: {p['citation']}" for p in papers)
     sources = f"{relative(SOURCES, where)}#sources"

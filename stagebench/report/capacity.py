@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from engines.registry import chosen
 from evaluator.number_format import format_exact
 from ground import rundir
 from stagebench.report import figures, tables
@@ -33,6 +34,14 @@ def deciding_probes(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return chosen
 
 
+def label(doc: dict[str, Any]) -> str:
+    """The stage a capacity.json searched, "engine:stage" when another engine than the
+    stage's own ran it (as ``--stages`` names it)."""
+    own = chosen(None, doc["stage"]).name
+    engine = doc.get("engine") or own
+    return doc["stage"] if engine == own else f"{engine}:{doc['stage']}"
+
+
 def capacity_page(capacity_dir: Path) -> tuple[str, list[str]]:
     doc = read_capacity(capacity_dir)
     first = next(
@@ -43,7 +52,7 @@ def capacity_page(capacity_dir: Path) -> tuple[str, list[str]]:
         ),
         None,
     )
-    return f"Capacity of {doc['stage']} ({doc['impl']})", [
+    return f"Capacity of {label(doc)} ({doc['impl']})", [
         f'<p class="lead">{escape(headline(doc))}</p>',
         section(
             "Probes on the offered rate",

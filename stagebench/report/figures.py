@@ -64,7 +64,7 @@ class Timeline:
     marks: list[tuple[float, str]] = field(default_factory=list)
 
 
-def _layout(fig: go.Figure, title: str, **layout: Any) -> go.Figure:
+def layout(fig: go.Figure, title: str, **layout: Any) -> go.Figure:
     """The common look; ``layout`` adds to it or overrides it."""
     common = {
         "title": title,
@@ -172,7 +172,7 @@ def timeline_figure(timeline: Timeline, title: str, y_title: str, log_y: bool = 
             annotation_position="bottom right",
             annotation_font_size=10,
         )
-    return _layout(
+    return layout(
         fig,
         title,
         xaxis_title="seconds since the measured period started (broker clock)",
@@ -219,7 +219,7 @@ def cdf_figure(curves: list[tuple[str, Cdf]], marks: Stats | None = None) -> go.
                 hovertemplate=f"{text}<extra></extra>",
             )
         )
-    return _layout(
+    return layout(
         fig,
         "Latency distribution of the measured outputs",
         xaxis={"title": "latency, ms (log axis; under 1 ms drawn at 0.5)", "type": "log"},
@@ -256,7 +256,7 @@ def resources_figure(usage: pd.DataFrame, origin: int, cores: int | None) -> go.
                       annotation_text="all cores", annotation_font_size=10)  # fmt: skip
     fig.update_xaxes(title_text="seconds since the measured period started (this machine's "
                      "clock)", row=2, col=1)  # fmt: skip
-    _layout(fig, "Resources: engine, broker, bench, the machine and what ran outside the run")
+    layout(fig, "Resources: engine, broker, bench, the machine and what ran outside the run")
     fig.update_layout(height=HEIGHT * 1.6)
     return fig
 
@@ -294,7 +294,7 @@ def ladder_figure(rows: list[dict[str, Any]]) -> go.Figure:
             row=1,
             col=2,
         )
-    return _layout(fig, "The stage ladder", barmode="group", hovermode="closest")
+    return layout(fig, "The stage ladder", barmode="group", hovermode="closest")
 
 
 def _error(rows: list[dict[str, Any]], key: str, interval: str) -> dict[str, Any]:
@@ -353,7 +353,7 @@ def capacity_figure(doc: dict[str, Any]) -> go.Figure:
                 line={"dash": "dash", "color": "#1f77b4"},
             )
         )
-    return _layout(
+    return layout(
         fig,
         f"{doc['stage']} ({doc['impl']}): latency against offered rate",
         xaxis={"title": "offered rate, msg/s (both input topics; log axis)", "type": "log"},

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ground import rundir
 from stagebench.report.capacity import capacity_page
+from stagebench.report.curves import capacities_page
 from stagebench.report.data import load_run
 from stagebench.report.page import document
 from stagebench.report.run import run_page
@@ -34,7 +35,8 @@ class Page:
 
 
 def write(results_dir: Path, self_contained: bool = False) -> Page:
-    """Draw ``results_dir``'s report.html (a run's, a suite's or a capacity search's),
+    """Draw ``results_dir``'s report.html (a run's, a suite's, a capacity search's or a
+    set of them),
     with plotly.js embedded when ``self_contained``."""
     began = time.monotonic()
     found = rundir.kind(results_dir)
@@ -42,6 +44,8 @@ def write(results_dir: Path, self_contained: bool = False) -> Page:
         title, body = suite_page(results_dir)
     elif found == "capacity":
         title, body = capacity_page(results_dir)
+    elif found == "capacities":
+        title, body = capacities_page(results_dir)
     else:
         title, body = run_page(load_run(results_dir))
     path = results_dir / rundir.REPORT_HTML

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluator.number_format import format_cell, format_estimate, format_ms
-from evaluator.recovery.section import cause_text, settled_text
+from evaluator.recovery.section import cause_text, settled_text, statistic
 from evaluator.result import Summary
 
 
@@ -62,10 +62,12 @@ def _recovery(summary: Summary) -> list[str]:
     s = after["summary"]
     median, worst = s["recovery_s_median"], s["recovery_s_max"]
     times = "never" if median is None else f"median {median:g} s, max {worst:g} s"
+    stat = statistic(after["windows"])
     lines = [
         f"{summary.run['stage']}: {s['windows']} disturbance(s) ({kinds}): recovered "
-        f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the p50 "
-        f"before ({times} after the end); peak per-second p50 {format_ms(s['peak_ms_max'])} ms"
+        f"{s['recovered']} of {s['windows']} to within {after['threshold'] * 100:g} % of the "
+        f"{stat} before ({times} after the end); peak per-second {stat} "
+        f"{format_ms(s['peak_ms_max'])} ms"
     ]
     # a fault's window, or one after which the latency settled elsewhere, with its own line
     for window in after["windows"]:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,11 @@ class Application:
     def __init__(self, app_dir: Path, config: PipelineConfig):
         self.dir = app_dir
         self.conf = session_conf(config)
-        module = chosen(config.engine, config.stage).session
-        if module is None:
+        engine = chosen(config.engine, config.stage)
+        if engine.session is None:
             raise ConfigError(f"the engine of {config.stage} has no session to share")
-        self.module = module
+        self.module = engine.session
+        self.install = partial(engine.install or (lambda _: None), config.settings)
         self.proc: subprocess.Popen | None = None
         self.started: float | None = None
         self.warmed_up: dict[str, Any] | None = None
@@ -71,6 +73,7 @@ class Application:
 
     def start(self, timeout_s: float, update: Update) -> None:
         """Start the application and wait until its Spark session runs."""
+        self.install()
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / rundir.APPLICATION_CONF).write_text(json.dumps(self.conf, indent=2) + "\n")
         cmd = [sys.executable, "-m", self.module, "--app-dir", str(self.dir)]

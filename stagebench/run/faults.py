@@ -11,9 +11,10 @@ from typing import Any, Final
 
 import psutil
 
+from evaluator.recovery.windows import Window
 from ground.errors import ConfigError, EngineError
 from ground.kafka.broker import EmbeddedBroker
-from stagebench.config.faults import BROKER_FAULTS
+from stagebench.config.faults import BROKER_FAULTS, PARTIAL_FAULTS, process
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.run.broker_clock import BrokerClock
@@ -77,6 +78,14 @@ class FaultInjector:
                             "seconds": seconds, **outcome.detail})  # fmt: skip
         self.console.step(f"{kind} over after {seconds:g} s; measuring the recovery")
 
+    def windows(self) -> list[Window]:
+        """The faults' windows in broker time, as the evaluator judges their recovery."""
+        kinds = [f["kind"] for f in self.faults]
+        return [
+            Window(kind, f["start_ms"], f["end_ms"], process(kind), kind in PARTIAL_FAULTS)
+            for kind, f in zip(kinds, self.faults, strict=True)
+        ]
+
     def restart_broker(self, kill: bool) -> Outcome:
         """Stop the embedded broker for ``fault_down_s``, then start it on its data; down
         from the epoch ms at which it was stopped.
@@ -101,7 +110,8 @@ class FaultInjector:
 
     def restart_engine(self) -> Outcome:
         """Kill the job's whole process group and start it again from its checkpoint."""
-        self.console.step("fault: killing the Spark job (SIGKILL to its process group)")
+        self.console.step(f"fault: killing {self.engine.engine.whose} job (SIGKILL to its "
+                          "process group)")  # fmt: skip
         self.engine.kill()
         with self.console.task("restarting the job from its checkpoint") as update:
             self.engine.start(self.run.ready_timeout_s, self.health.check, update, True)

@@ -111,7 +111,7 @@ class Job:
             waited = time.monotonic() - began
             if waited > ready_timeout_s:
                 raise EngineError(
-                    f"{self.engine.title}'s job was not running after {ready_timeout_s:g} s; "
+                    f"{self.engine.whose} job was not running after {ready_timeout_s:g} s; "
                     f"see {self.log_file()}"
                 )
             update(waited, "")
@@ -147,13 +147,13 @@ class Job:
             failed = self.dir / rundir.FAILED
             if failed.exists():
                 raise EngineError(
-                    f"{self.engine.title}'s query failed: {failed.read_text().strip()} "
+                    f"{self.engine.whose} query failed: {failed.read_text().strip()} "
                     f"(log: {self.log_file()})"
                 )
             return
         if self.proc is not None and self.proc.poll() is not None:
             raise EngineError(
-                f"{self.engine.title}'s job exited with code {self.proc.returncode}: "
+                f"{self.engine.whose} job exited with code {self.proc.returncode}: "
                 f"{last_error(self.dir / rundir.PIPELINE_LOG)}"
             )
 

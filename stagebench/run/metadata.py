@@ -6,6 +6,7 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import psutil
 
 from engines import registry
+from engines.base import Engine
 from evaluator.run_info import RunMetadata
 from ground.jvm.java import java_executable, java_version
 from ground.kafka import KAFKA_VERSION, client
@@ -49,13 +51,20 @@ def source_commit() -> str | None:
     return head.stdout.strip() + ("-dirty" if dirty else "")
 
 
-def versions(kafka: str | None = KAFKA_VERSION) -> dict[str, str | None]:
-    """Versions of everything a latency depends on; ``kafka`` is None for a foreign broker."""
+def versions(
+    kafka: str | None = KAFKA_VERSION, engines: Sequence[Engine] | None = None
+) -> dict[str, str | None]:
+    """Versions of everything a latency depends on: of ``engines`` (default: all, which
+    may install one), ``kafka`` None for a foreign broker."""
     return {
         "stagebench": __version__,
         "stagebench_commit": source_commit(),
         "python": platform.python_version(),
-        **{k: v for found in registry.engines() for k, v in found.versions().items()},
+        **{
+            key: value
+            for found in (registry.engines() if engines is None else engines)
+            for key, value in found.versions().items()
+        },
         "kafka_broker": kafka,
         "confluent_kafka": _dist_version("confluent-kafka"),
         "java": str(java_version(java_executable())),
@@ -77,12 +86,13 @@ def processor() -> str:
     return platform.processor() or platform.machine()
 
 
-def started(embedded: bool) -> RunMetadata:
-    """A run's metadata as it starts: versions (the broker's of an ``embedded`` one only:
-    the version of a broker we did not start is unknown to us), the machine, the time,
-    and the names of a secured cluster's client properties (TLS costs latency)."""
+def started(embedded: bool, engine: Engine) -> RunMetadata:
+    """A run's metadata as it starts: versions (of its ``engine``; the broker's of an
+    ``embedded`` one only: the version of a broker we did not start is unknown to us), the
+    machine, the time, and the names of a secured cluster's client properties (TLS costs
+    latency)."""
     metadata: RunMetadata = {
-        "versions": versions(kafka=KAFKA_VERSION if embedded else None),
+        "versions": versions(kafka=KAFKA_VERSION if embedded else None, engines=[engine]),
         "machine": machine(),
         "started_at": datetime.now(UTC).isoformat(),
     }

@@ -35,7 +35,6 @@ from typing import Any
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
-from evaluator.recovery.windows import Window
 from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
 from ground import rundir
@@ -44,7 +43,6 @@ from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from publisher.workload import workload
-from stagebench.config import faults
 from stagebench.config.layers import Settings
 from stagebench.config.roles import assemble, validate
 from stagebench.config.settings import RunConfig
@@ -146,7 +144,9 @@ class Run:
         run, say = self.run, self.console.step
         self._write(rundir.CONFIG, self.config.effective(self.run, self.settings))
         broker = self.health.local_broker
-        self.metadata: RunMetadata = started(broker is not None and broker.kind == "embedded")
+        self.metadata: RunMetadata = started(
+            broker is not None and broker.kind == "embedded", self.run.runs_on()
+        )
         say(f"run {self.run_id}: stage {run.stage} ({run.impl}), workload {run.workload}, "
             f"{run.rate:g} msg/s for {run.duration_s:g} s → {self.dir}")  # fmt: skip
         say(f"Kafka at {self.bootstrap}: creating fresh LogAppendTime topics")
@@ -262,8 +262,10 @@ class Run:
 
     def _start_pipeline(self) -> None:
         settings = self.config.pipeline.settings
+        if (install := self.run.runs_on().install) is not None:
+            install(settings)
         where = f" ({settings.place})" if settings is not None and settings.place else ""
-        self.console.step(f"starting {self.run.runs_on().title}'s job{where}")
+        self.console.step(f"starting {self.run.runs_on().whose} job{where}")
 
         def started() -> None:
             # a backlog's time to first output and catch-up count from here, on the
@@ -350,6 +352,7 @@ class Run:
             id=self.run_id,
             stage=self.run.stage,
             engine=self.run.runs_on().name,
+            event_clock=self.run.runs_on().event_clock,
             output_topic=self.topics.output,
             input_topics=tuple(self.topics.inputs),
             impl=self.run.impl,
@@ -380,10 +383,7 @@ class Run:
             config=self.config.effective(self.run, self.settings),
             disturbances=(
                 *self.clock.bursts(self.workload, self.config.publisher),
-                *(
-                    Window(f["kind"], f["start_ms"], f["end_ms"], faults.process(f["kind"]))
-                    for f in self.injector.faults
-                ),
+                *self.injector.windows(),
             ),
         )
         save_run(info, self.dir)

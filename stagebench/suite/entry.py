@@ -73,7 +73,7 @@ def entries(text: str, default_impl: str, engine_name: str = "") -> list[Entry]:
         if named is not None and engine.name != named:
             raise ConfigError(f"{entry}: {name} runs on {engine.name}, not {named}")
         if trigger is not None and trigger not in engine.triggers(name):
-            raise ConfigError(f"{entry}: {engine.title}'s {trigger} mode cannot run stage {name!r}")
+            raise ConfigError(f"{entry}: {engine.whose} {trigger} mode cannot run stage {name!r}")
         impl = impl or (default_impl if default_impl in engine.impls(name) else "builtin")
         engine.check(name, impl)
         default = chosen(engine_name, name).name

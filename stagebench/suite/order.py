@@ -26,14 +26,29 @@ class Order:
     seed: int
     rounds: list[list[Entry]]
     fixed_first: bool = False
+    engine: str = ""
+    """The engine of the entries that name none (``--engine``; "": each stage's own)."""
 
     def lines(self) -> list[str]:
         """One line per round: "round 2: join, floor, ingest"; custom variants and
-        another trigger named."""
+        another trigger named, and every engine when the rounds hold several."""
         return [
-            f"round {k}: {', '.join(s if i == 'builtin' else f'{s} ({i})' for s, i in order)}"
+            f"round {k}: "
+            + ", ".join(
+                self._named(s) if i == "builtin" else f"{self._named(s)} ({i})" for s, i in order
+            )
             for k, order in enumerate(self.rounds, 1)
         ]
+
+    def _named(self, key: str) -> str:
+        """``key`` with its engine before it ("spark:join") when the rounds hold several
+        engines' stages and it names none (the floor stays the floor)."""
+        named, name, _ = parts(key)
+        engines = {parts(s)[0] or self.engine for order in self.rounds for s, _ in order}
+        if named or len(engines) < 2:
+            return key
+        found = chosen(self.engine or None, name).name
+        return key if found == "floor" else f"{found}:{key}"
 
     def describe(self) -> str:
         """The order as a sentence, with its seed."""
@@ -51,7 +66,9 @@ class Order:
         }
 
 
-def round_orders(stages: list[Entry], repeat: int, seed: int, fixed_first: bool = False) -> Order:
+def round_orders(
+    stages: list[Entry], repeat: int, seed: int, fixed_first: bool = False, engine: str = ""
+) -> Order:
     """``repeat`` rounds, each a permutation of ``stages`` drawn from one generator
     seeded with ``seed``: the same seed gives the same suite order. With
     ``fixed_first`` the first round is :func:`first_round_order` instead (the later
@@ -60,7 +77,7 @@ def round_orders(stages: list[Entry], repeat: int, seed: int, fixed_first: bool 
     rounds = [rng.sample(stages, len(stages)) for _ in range(repeat)]
     if fixed_first:
         rounds[0] = first_round_order(stages)
-    return Order(seed, rounds, fixed_first)
+    return Order(seed, rounds, fixed_first, engine)
 
 
 def first_round_order(stages: list[Entry]) -> list[Entry]:

@@ -81,6 +81,7 @@ def run_suite(
         repeat,
         secrets.randbits(32) if seed is None else seed,
         fixed_first=base.application == "shared",
+        engine=base.engine,
     )
     console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
     run_dirs: list[Path] = []

@@ -14,7 +14,7 @@ from evaluator.recovery.section import (
     summarise,
     warnings,
 )
-from evaluator.recovery.windows import Window, recoveries
+from evaluator.recovery.windows import BY_INPUT, BY_OUTPUT, Window, recoveries
 from evaluator.run_info import RunInfo, load_run, save_run
 from ground.errors import ConfigError, EvaluationError
 
@@ -181,14 +181,33 @@ def test_section_reports_the_windows_in_the_measured_period():
     assert (got["baseline_window_s"], got["threshold"], got["hold_s"]) == (20.0, 0.2, 3)
     assert got["windows"] == [
         {"kind": "burst", "start_ms": at(30), "end_ms": at(31), "process": None,
-         "baseline_p50_ms": 100.0, "peak_ms": 900.0, "first_output_after_s": 0.0,
+         "partial": False, "baseline_p50_ms": 100.0, "peak_ms": 900.0, "first_output_after_s": 0.0,
          "recovery_s": 0.0, "recovered": True, "baseline_p50_ci95": [100.0, 100.0],
          "settled": None, "cause": None, "settled_s": None, "settled_p50_ms": None,
-         "settled_p50_ci95": None, "offset": None, "offset_ci95": None, "level": None}
+         "settled_p50_ci95": None, "offset": None, "offset_ci95": None, "level": None,
+         "series": BY_OUTPUT}
     ]  # fmt: skip
     assert got["summary"]["windows"] == 1
     assert warnings(got) == []
     assert section(series(p50), [], at(0), at(40), 20.0, 0.2) is None
+
+
+def test_a_lost_instance_is_judged_by_the_seconds_its_inputs_waited_in():
+    # one instance of two lost at second 20 (an instant): its inputs of seconds 20–27 wait
+    # until the rebalance gives their partition to the other, which then catches up; each
+    # second's outputs are on time at p50 (the other's), while the inputs' p99 climbs
+    on_time = [100] * 40
+    waited = [200] * 20 + [8_000, 7_000, 6_000, 5_000, 4_000, 3_000, 2_000, 1_000, 220] + [200] * 11
+    lost = Window("instance-loss", at(20), at(20), "engine", partial=True)
+    by_input = series(on_time).assign(latency_p99_ms=np.array(waited, float))
+    plain = section(series(on_time), [lost], at(0), at(40), 20.0, 0.2)
+    assert plain is not None and plain["windows"][0]["recovery_s"] == 0.0  # what p50 shows
+    got = section(series(on_time), [lost], at(0), at(40), 20.0, 0.2, by_input=by_input)
+    assert got is not None
+    (window,) = got["windows"]
+    assert window["series"] == BY_INPUT and window["partial"] is True
+    assert window["baseline_p50_ms"] == 200.0 and window["peak_ms"] == 8_000.0
+    assert window["recovery_s"] == 8.0 and window["recovered"] is True
 
 
 def test_not_recovering_is_a_warning():

@@ -101,8 +101,28 @@ def test_settings_refuse_what_cannot_run():
     with pytest.raises(ConfigError, match="checkpoint_interval_ms"):
         FlinkSettings().check(flink_config("join"), 2, "engine-restart")
     FlinkSettings(checkpoint_interval_ms=1000).check(flink_config("join"), 2, "engine-restart")
-    with pytest.raises(ConfigError, match="broker-kill"):
+    with pytest.raises(ConfigError, match="idle_timeout_ms = 0 for broker faults"):
         FlinkSettings().check(flink_config("join"), 2, "broker-kill")
+    FlinkSettings(idle_timeout_ms=0).check(flink_config("join"), 2, "broker-restart")
+
+
+def test_a_session_cluster_takes_the_job_and_no_restart():
+    settings = FlinkSettings(cluster="flink-jm.example:8081")
+    plan = job_statements(flink_config("join", settings={"cluster": settings.cluster}), [])
+    assert plan.settings["execution.target"] == "remote"
+    assert (plan.settings["rest.address"], plan.settings["rest.port"]) == (
+        "flink-jm.example",
+        "8081",
+    )
+    assert settings.place == "session cluster flink-jm.example:8081, parallelism 1"
+    with pytest.raises(ConfigError, match="engine-restart restarts the job on this machine"):
+        FlinkSettings(cluster="h:1", checkpoint_interval_ms=1000).check(
+            flink_config("join"), 2, "engine-restart"
+        )
+    for wrong in ("nohost", "h:port", ":8081", "h:0", "h:70000"):
+        with pytest.raises(ConfigError, match="cluster must be a session cluster's REST address"):
+            FlinkSettings(cluster=wrong)
+    assert "execution.target" not in job_statements(flink_config("join"), []).settings
 
 
 def test_a_checkpointed_job_writes_and_resumes_from_its_checkpoints(tmp_path):

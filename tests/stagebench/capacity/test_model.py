@@ -59,7 +59,7 @@ def capacity_json(found: SearchResult, criteria: Criteria) -> str:
     # the golden documents were written with a 5 s tail
     probe_base = RunConfig(stage="join", results_dir="results/search", tail_s=5.0)
     result = measure.capacity_result(
-        "join", "builtin", found, criteria, 1234.56, precision=0.10, growth=2.0,
+        "join", "spark", "builtin", found, criteria, 1234.56, precision=0.10, growth=2.0,
         out=Path("results/search"),
         probe={key: getattr(probe_base, key) for key in measure.PROBE_KEYS},
     )  # fmt: skip
@@ -68,7 +68,7 @@ def capacity_json(found: SearchResult, criteria: Criteria) -> str:
 
 def test_capacity_json_is_what_it_held_before_the_model(monkeypatch):
     monkeypatch.setattr(measure, "machine", lambda: {"cores": 2, "cpu": "made up"})
-    monkeypatch.setattr(measure, "versions", lambda: {"stagebench": "0.1.0"})
+    monkeypatch.setattr(measure, "versions", lambda **_: {"stagebench": "0.1.0"})
     golden = json.loads(GOLDEN.read_text())
     assert list(golden) == list(CASES)
     for name, (case, criteria) in CASES.items():

@@ -372,11 +372,11 @@ def test_the_table_takes_the_capacity_from_searches_with_a_fit():
 
 def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     monkeypatch.setattr(measure, "machine", lambda: {"cores": 2})
-    monkeypatch.setattr(measure, "versions", lambda: {})
+    monkeypatch.setattr(measure, "versions", lambda **_: {})
     probe, _ = fake(capacity=5750)
     found = search(probe, start=500, max_rate=100_000)
     doc = measure.capacity_result(
-        "join", "builtin", found, Criteria(), 1800.0, precision=0.10, growth=2.0,
+        "join", "spark", "builtin", found, Criteria(), 1800.0, precision=0.10, growth=2.0,
         out=Path("results/search"), probe={},
     ).as_dict()  # fmt: skip
     fit = found.fit
@@ -399,7 +399,7 @@ def test_the_report_says_whether_the_probes_shared_an_application():
     assert line.endswith("for 40 s, not measured.")
     line = measure._application_line({**shared, "alone_mps": [16_000.0, 12_000.0]})
     assert "the probes at 16,000, 12,000 msg/s had jobs of their own" in line
-    assert measure._application_line(None) == "Each probe started a Spark job of its own."
+    assert measure._application_line(None) == "Each probe started a job of its own."
 
 
 def test_a_probe_after_the_shared_application_stopped_is_named_as_alone(monkeypatch):
@@ -452,10 +452,10 @@ def test_a_probe_that_misses_a_latency_target_fails_with_it(monkeypatch):
     # the default keeps today's meaning: no target, the sustainable rate alone
     assert Criteria().slo_ms == {} and judge(1000, _summary(), Criteria()).sustainable
     monkeypatch.setattr(measure, "machine", lambda: {"cores": 2})
-    monkeypatch.setattr(measure, "versions", lambda: {})
+    monkeypatch.setattr(measure, "versions", lambda **_: {})
     probe, _ = fake(capacity=5750)
     doc = measure.capacity_result(
-        "join", "builtin", search(probe, start=500, max_rate=100_000), slo, 1800.0,
+        "join", "spark", "builtin", search(probe, start=500, max_rate=100_000), slo, 1800.0,
         precision=0.10, growth=2.0, out=Path("results/search"), probe={},
     ).as_dict()  # fmt: skip
     assert doc["criteria"]["slo_ms"] == {"p99": 250.0, "p50": 200.0}

@@ -109,7 +109,8 @@ def test_a_directory_that_is_no_result_is_one_error_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"ERROR: {tmp_path / 'empty'} is not a results directory: it holds neither "
-        "summary.json (a run), comparison.json (a suite) nor capacity.json (a capacity search)"
+        "summary.json (a run), comparison.json (a suite), capacity.json (a capacity search) "
+        "nor capacities.json (a set of them)"
     ]
     no_side = stagebench("compare", "--a", a)
     assert no_side.returncode == 2 and no_side.stderr.startswith("ERROR: an A/B comparison")

@@ -84,6 +84,9 @@ def test_help_loads_no_data_or_spark_library(command):
             "trip every engine's stage pays",
         ),
         (["--slo", "p99<1s"], "--slo: expected PERCENTILE=BOUND with ms or s, such as p99=1s"),
+        (["--engines", "spark,storm"], "--engines: no engine 'storm' (engines: spark, flink, "),
+        (["--engines", "spark,spark"], "--engines: name each engine once"),
+        (["--engines", "flink", "--engine", "spark"], "give --engine or --engines, not both"),
     ],
 )
 def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,8 @@ import pytest
 
 from ground import rundir
 from ground.errors import ConfigError
-from stagebench.report import figures, tables
+from stagebench.capacity.measure import write_set
+from stagebench.report import curves, figures, tables
 from stagebench.report import html as html_report
 from stagebench.report.data import cdf, load_run
 from stagebench.report.page import PLOTLY_JS
@@ -210,6 +212,27 @@ def test_a_capacity_page_shows_the_probes_and_the_deciding_ones(tmp_path):
     assert 'data-stat="rate" data-value="400.0"' in html and "p50 rising by 300" in html
     assert "No deciding probe" not in html  # the deciding probes through time
     assert html.count('class="plotly-graph-div"') == 2
+
+
+def test_a_set_of_searches_draws_their_curves_together(tmp_path):
+    spark = make_capacity(tmp_path)
+    flink = tmp_path / "20261126T170000Z-capacity-join-0c0ffee1"
+    flink.mkdir()
+    doc = json.loads((spark / rundir.CAPACITY).read_text())
+    doc["criteria"]["slo_ms"] = {"p99": 1000.0}
+    (flink / rundir.CAPACITY).write_text(json.dumps({**doc, "engine": "flink"}))
+    html_report.write(spark)
+    results = [SimpleNamespace(dir=str(d)) for d in (spark, flink)]
+    out = write_set(tmp_path, results, "stage  capacity msg/s")  # type: ignore[arg-type]
+    assert rundir.kind(out) == "capacities"
+    names = [t.name for t in curves.curves_figure([json.loads((d / rundir.CAPACITY).read_text())
+                                                   for d in (spark, flink)]).data]  # fmt: skip
+    assert names == ["join p50", "join p99", "flink:join p50", "flink:join p99",
+                     "target p99 ≤ 1,000 ms"]  # fmt: skip
+    html = (out / rundir.REPORT_HTML).read_text()
+    assert "Capacities of join, flink:join" in html and "stage  capacity msg/s" in html
+    assert html.count('class="plotly-graph-div"') == 1
+    assert f"../{spark.name}/report.html" in html  # each search's own page
 
 
 def test_a_directory_without_results_is_refused(tmp_path):

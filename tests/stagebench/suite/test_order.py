@@ -70,3 +70,16 @@ def test_a_fixed_first_round_leaves_the_later_rounds_as_the_seed_draws_them():
 def test_split_trigger_reads_the_mode_after_the_at():
     assert split_trigger("tumbling-union@real-time") == ("tumbling-union", "real-time")
     assert split_trigger("join") == ("join", None)
+
+
+def test_a_suite_of_several_engines_names_each_stage_s_engine():
+    entries = [("floor", "builtin"), ("join", "builtin"), ("flink:join", "builtin")]
+    (line,) = round_orders(entries, 1, seed=3).lines()
+    assert sorted(line.removeprefix("round 1: ").split(", ")) == [
+        "flink:join", "floor", "spark:join"
+    ]  # fmt: skip
+    (alone,) = round_orders(entries[:2], 1, seed=3).lines()  # one engine: as given
+    assert sorted(alone.removeprefix("round 1: ").split(", ")) == ["floor", "join"]
+    (flink,) = round_orders([("join", "builtin"), ("kafka-streams:join", "builtin")], 1, 3,
+                            engine="flink").lines()  # fmt: skip
+    assert "flink:join" in flink and "kafka-streams:join" in flink
