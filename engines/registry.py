@@ -15,7 +15,7 @@ from ground.errors import ConfigError
 from ground.stages import STAGES
 from ground.stages import stage as known_stage
 
-NAMES: tuple[str, ...] = ("floor", "spark", "flink", "kafka-streams")
+NAMES: tuple[str, ...] = ("floor", "spark", "flink", "kafka-streams", "command")
 """The engines, each a subpackage of :mod:`engines` (named with ``_`` for ``-``: the engine
 ``kafka-streams`` is ``engines.kafka_streams``); the first that runs a stage runs it when
 no engine is named."""

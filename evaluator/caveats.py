@@ -102,6 +102,39 @@ def missing_warning(missing: dict | None) -> list[str]:
     ]
 
 
+SEND_DELAY_WARN_MS = 100.0
+"""The publisher's default ``behind_warn_ms``: the send delay a run without one is held to."""
+
+
+def send_delay_warning(
+    intended: dict | None, latency: dict, warn_ms: float = SEND_DELAY_WARN_MS
+) -> list[str]:
+    """Why the latency from the intended send time is above the broker-clock latency:
+    inputs that reached the broker more than ``warn_ms`` after their schedule."""
+    if intended is None or not intended["send_delay_ms"]["count"]:
+        return []
+    delay = intended["send_delay_ms"]
+    if delay["max"] <= warn_ms:
+        return []
+    clock = (
+        "; the broker runs on another host, so these figures mix its clock with the publisher's"
+        if intended["same_clock"] is False
+        else ""
+    )
+    return [
+        f"inputs reached the broker up to {delay['max']:,.0f} ms after their scheduled send "
+        f"time (p99 {delay['p99']:,.0f} ms): the publisher fell behind its schedule, so the "
+        "offered load was lower than asked and the broker-clock latency, which starts at "
+        "the append, leaves that wait out; from the intended send time the p50 is "
+        f"{_ms(intended['latency_ms']['p50'])} and the p99 {_ms(intended['latency_ms']['p99'])} "
+        f"(broker clock: {_ms(latency['p50'])} and {_ms(latency['p99'])}; latency_intended){clock}"
+    ]
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} ms"
+
+
 def run_warnings(
     records: dict, config: EvaluatorConfig, period: Period, run_marked_start: bool
 ) -> list[str]:

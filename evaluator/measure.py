@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import checks, output_fields, stats
+from evaluator import checks, intended, output_fields, own_job, stats
 from evaluator import expected as exp
 from evaluator.closing import CLOCKS, split
 from evaluator.completeness import completeness, missing_outputs
@@ -74,6 +74,9 @@ class Measurement:
     window_closing: Section | None = None
     """A built-in window's latency split at its closing input
     (:func:`evaluator.closing.split`); None for the other stages."""
+    intended: Section | None = None
+    """The latency from the inputs' intended send time (:func:`evaluator.intended.section`);
+    None when no input was read."""
     by_input: pd.DataFrame | None = None
     """Per broker second of the outputs' latest inputs: the outputs' p50 and p99, for the
     recovery from a fault of a part of the job (:mod:`evaluator.recovery.section`); None
@@ -117,6 +120,9 @@ def measure(
     is earlier is left out, its input unread.
     """
     unread = 0
+    own = stage(run.stage).own
+    if own:
+        outputs = own_job.filled(outputs, inputs)
     if from_ms is not None:
         early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
         unread = int(early.sum())
@@ -132,6 +138,10 @@ def measure(
         run.stage, identity, measured_all, found.expected_in, good, found.expected_all
     )
     missing = missing_outputs(found.expected_in, good, identity) if counts["missing"] else None
+    unreferenced = None
+    if own:  # which outputs must exist is the job's to know: inputs none names, counted
+        unreferenced, missing = counts["missing"], None
+        counts["expected"] = counts["missing"] = None
     carried = checks.Carried(
         input_ts_mismatch=None,
         input_ts_earliest_mismatch=None,
@@ -159,6 +169,7 @@ def measure(
         inputs=len(in_ts),
         inputs_measured=len(in_measured),
         outputs_total=len(outputs),
+        unreferenced_inputs=unreferenced,
     )
     figures = _figures(config, good, measured, in_ts, period, from_ms)
     if any(w.partial for w in run.disturbances):  # judged by the inputs' seconds
@@ -175,12 +186,18 @@ def measure(
         outputs_of_unread_inputs=unread,
         input_lateness=_lateness(run, inputs),
         window_closing=_closing(run, config, measured, inputs),
+        intended=intended.section(measured, inputs, period, _broker_kind(run)),
         updates=(
             found.updates.section(period.contains(found.updates.window_latest_ms))
             if found.updates is not None
             else None
         ),
     )
+
+
+def _broker_kind(run: RunInfo) -> str | None:
+    """Where the run's broker ran (embedded, container, remote); None: not recorded."""
+    return ((run.metadata.get("machine") or {}).get("broker") or {}).get("kind")
 
 
 def _lateness(run: RunInfo, inputs: pd.DataFrame | None) -> dict[str, Any] | None:

@@ -40,6 +40,8 @@ _EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,), "tumbling-unio
 
 INPUT_SCHEMA = _schema(s.INPUT_FIELDS)
 """Every input field; a value with another field is malformed (:mod:`ground.malformed`)."""
+SCHEDULE_SCHEMA = _schema((s.SCHEDULED_TS,))
+"""What a raw stage's inputs are read for: their intended send time (:mod:`evaluator.intended`)."""
 
 
 def required_fields(stage: str) -> tuple[str, ...]:

@@ -92,19 +92,28 @@ def markdown(summary: dict[str, Any]) -> str:
             "Wrong fields); the latencies below are computed from the input topics.",
             "",
         ]
-    lines += [
-        "## Latency (ms, broker clock)",
-        "",
-        "| statistic | latest input | earliest input |",
-        "|---|---:|---:|",
-    ]
+    intended = summary.get("latency_intended")
+    columns = [summary["latency_ms"], summary["latency_earliest_ms"]]
+    header = "| statistic | latest input | earliest input |"
+    if intended:
+        columns += [intended["latency_ms"], intended["send_delay_ms"]]
+        header += " latest input's intended send time | inputs' send delay |"
+    lines += ["## Latency (ms, broker clock)", "", header, "|---" + "|---:" * len(columns) + "|"]
     for key in STAT_KEYS:
-        a, b = summary["latency_ms"][key], summary["latency_earliest_ms"][key]
-        lines.append(f"| {key} | {format_exact(a)} | {format_exact(b)} |")
+        lines.append(f"| {key} | " + " | ".join(format_exact(c[key]) for c in columns) + " |")
+    lines += ["", f"Percentiles: {summary['evaluation']['percentile_method']}.", ""]
+    if intended:
+        lines += [
+            "The intended send time is the publisher's schedule; the send delay is an "
+            "input's append − that time"
+            + (
+                ", read on two hosts' clocks (approximate)."
+                if intended["same_clock"] is False
+                else "."
+            ),
+            "",
+        ]
     lines += [
-        "",
-        f"Percentiles: {summary['evaluation']['percentile_method']}.",
-        "",
         "## Records",
         "",
         "| count | value |",

@@ -87,6 +87,15 @@ class Records:
         metadata=key_doc("input records whose broker timestamp lies in the period")
     )
     outputs_total: int = field(metadata=key_doc("output records read, valid or not"))
+    unreferenced_inputs: int | None = field(
+        default=None,
+        metadata=key_doc(
+            "a user's job (stage job): inputs of the measured period no output names, a "
+            "filter's drops or outputs the job never wrote (its expected and missing are "
+            "null: stagebench cannot tell which outputs must exist); absent for the ladder",
+            omit_none=True,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -235,6 +244,19 @@ class Summary:
     )
     latency_earliest_ms: Stats = field(
         metadata=key_doc("the same against the earliest input", keys=STAT_KEYS)
+    )
+    latency_intended: Section | None = field(
+        metadata=key_doc(
+            "latency_ms, send_delay_ms (count, mean, min, p50 … max), same_clock: the latency "
+            "from the intended send time, output timestamp − the scheduled_ts of its latest "
+            "input (the broker-clock latency plus that input's send delay, the largest of "
+            "the inputs appended in its millisecond), and the send delay (broker append − "
+            "scheduled_ts) of the measured period's inputs: the wait a publisher behind its "
+            "schedule hides from the broker-clock latency (evaluator.intended); same_clock "
+            "false: the broker runs on another host, so the figures mix two clocks; null "
+            "when no input was read",
+            omit_none=True,
+        )
     )
     records: Records = field(metadata=key_doc("completeness and checks of the measured period"))
     missing: Section | None = field(

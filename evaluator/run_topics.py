@@ -44,15 +44,16 @@ def read_from_ms(run: RunInfo, config: EvaluatorConfig) -> int | None:
     ``config.read_before_s`` before the run's marked start, when the stage writes one
     output per input (an output's inputs are then read whenever the output is: it is
     stamped after them) and the run has no disturbance (whose recovery baseline may
-    reach further back). A join or window needs inputs from before its outputs, so
-    those read whole topics. At a capacity probe's rates, reading the whole topics would
-    take about as long as the probe itself.
+    reach further back). A join, a window or a user's job (which may be either) needs
+    inputs from before its outputs, so those read whole topics. At a capacity probe's
+    rates, reading the whole topics would take about as long as the probe itself.
     """
     if (
         config.read_before_s is None
         or run.start_ms is None
         or run.disturbances
         or stage(run.stage).stateful
+        or stage(run.stage).own
     ):
         return None
     return run.start_ms - round(config.read_before_s * 1000)
@@ -80,7 +81,8 @@ def read_outputs(
 def read_inputs(
     bootstrap: str, run: RunInfo, config: EvaluatorConfig, from_ms: int | None = None
 ) -> pd.DataFrame | None:
-    """All input topics (from ``from_ms``) in one frame (None when the run names none)."""
+    """All input topics (from ``from_ms``) in one frame (None when the run names none); a
+    raw stage's inputs parsed only for their ``scheduled_ts``."""
     if not run.input_topics:
         return None
     parse = not stage(run.stage).raw
@@ -89,11 +91,11 @@ def read_inputs(
         frame = reader.read_topic(
             bootstrap,
             topic,
-            output_fields.INPUT_SCHEMA if parse else None,
-            exp.input_line_parser,
+            output_fields.INPUT_SCHEMA if parse else output_fields.SCHEDULE_SCHEMA,
+            exp.input_line_parser if parse else reader.lenient_line_parser,
             config.batch_size,
             config.idle_timeout_s,
-            unexpected_fields="error",
+            unexpected_fields="error" if parse else "ignore",
             required_only=exp.CHECKED_ONLY if parse else (),
             classify=exp.input_kinds if parse else None,
             from_ms=from_ms,

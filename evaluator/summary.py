@@ -19,7 +19,14 @@ import pyarrow
 
 from evaluator import stats
 from evaluator.catchup import catch_up
-from evaluator.caveats import distrust, missing_warning, run_warnings, steady_warnings
+from evaluator.caveats import (
+    SEND_DELAY_WARN_MS,
+    distrust,
+    missing_warning,
+    run_warnings,
+    send_delay_warning,
+    steady_warnings,
+)
 from evaluator.config import EvaluatorConfig
 from evaluator.measure import Measurement
 from evaluator.record import as_dict
@@ -50,6 +57,8 @@ def build_summary(
     own = defects + run_warnings(records, config, period, run.start_ms is not None)
     own += missing_warning(result.missing)
     own += steady_warnings(result.steady_state)
+    behind_ms = (run.config.get("publisher") or {}).get("behind_warn_ms")
+    own += send_delay_warning(result.intended, result.latency_ms, behind_ms or SEND_DELAY_WARN_MS)
     after = recovery.section(
         result.timeseries,
         run.disturbances,
@@ -73,6 +82,7 @@ def build_summary(
         period=MeasuredPeriod.of(period),
         latency_ms=result.latency_ms,
         latency_earliest_ms=result.latency_earliest_ms,
+        latency_intended=result.intended,
         records=result.records,
         missing=result.missing,
         wrong=result.wrong,

@@ -45,6 +45,10 @@ class Stage:
     variant_of: str | None = None
     """The stage whose outputs it computes by another plan; a suite runs it only when
     asked (``--stages``)."""
+    own: bool = False
+    """A user's own job: each output names the input it was computed from last, and
+    nothing else about it is known (what it computes, which outputs must exist); a suite
+    runs it only when asked."""
 
 
 _RECORD_ID = (c.SOURCE_TOPIC, c.SOURCE_PARTITION, c.SOURCE_OFFSET)
@@ -68,12 +72,18 @@ LADDER: Final[tuple[Stage, ...]] = (
           updates=True, variant_of="tumbling"),
     Stage("sliding", "sliding window over the tumbling output: relative changes",
           raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="tumbling"),
+    Stage("job", "your own job: each output names the input it was computed from last "
+          "(docs/own-pipeline.md)",
+          raw=True, stateful=False, window=False, identity=_RECORD_ID, builds_on="floor",
+          own=True),
 )  # fmt: skip
 
 STAGES: Final[tuple[str, ...]] = tuple(s.name for s in LADDER)
 """Stage names in ladder order."""
-MAIN_LINE: Final[tuple[str, ...]] = tuple(s.name for s in LADDER if s.variant_of is None)
-"""The ladder without its variants: what a suite runs by default."""
+MAIN_LINE: Final[tuple[str, ...]] = tuple(
+    s.name for s in LADDER if s.variant_of is None and not s.own
+)
+"""The ladder without its variants and a user's job: what a suite runs by default."""
 
 _BY_NAME: Final = {s.name: s for s in LADDER}
 

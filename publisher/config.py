@@ -116,6 +116,23 @@ class PublisherConfig:
             "default": "synthetic",
         },
     )
+    key_field: str | None = field(
+        default=None,
+        metadata={
+            "help": "replay from_file as your own records: each JSON line sent unchanged to "
+            "the speed topic, keyed by this field (publisher.lines); malformed lines are "
+            "counted, not sent",
+            "default": "none: stagebench's or NDW's format",
+        },
+    )
+    time_field: str | None = field(
+        default=None,
+        metadata={
+            "help": "with key_field: send at the file's own pace, by this field's epoch ms "
+            "divided by time_scale, instead of at rate",
+            "default": "none: at rate",
+        },
+    )
     behind_warn_ms: float = field(
         default=100.0, metadata={"help": "warn when sends fall this many ms behind the schedule"}
     )
@@ -182,6 +199,14 @@ class PublisherConfig:
             "speed_topic and flow_topic must be two different names",
         )
         require(self.behind_warn_ms > 0, "behind_warn_ms must be > 0")
+        require(
+            self.key_field is None or self.from_file is not None,
+            "key_field replays a file of your own records: give from_file too",
+        )
+        require(
+            self.time_field is None or self.key_field is not None,
+            "time_field paces a file of your own records: give key_field too",
+        )
 
     @property
     def tick_s(self) -> float:

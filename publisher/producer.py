@@ -25,6 +25,7 @@ from ground.errors import PublishError
 from ground.kafka import MAX_MESSAGE_BYTES, client
 from publisher.config import PublisherConfig
 from publisher.faulty import FaultySource
+from publisher.lines import LinesSource
 from publisher.replay import ReplaySource
 from publisher.sizing import derive
 from publisher.source import Source, SyntheticSource
@@ -91,7 +92,9 @@ def publish(
     records into it. Returns after the final flush.
     """
     sizing = derive(config)
-    if source is None:
+    if source is None and config.key_field:
+        source = LinesSource(config)
+    elif source is None:
         source = ReplaySource(config) if config.from_file else SyntheticSource(config, sizing)
     faulty = (
         FaultySource(source, config.faulty_fraction) if workload(config.workload).faulty else None
@@ -128,7 +131,7 @@ def publish(
     lag = lag_summary(loop.lags)
     target_rate, locations, lanes = sizing.rate, sizing.locations, sizing.lanes
     replay = None
-    if isinstance(source, ReplaySource):  # the file sets the pace and the locations
+    if isinstance(source, ReplaySource | LinesSource):  # the file sets the pace and the keys
         target_rate, locations, lanes = 0.0, len(source.locations), len(source.lanes)
         if source.report is not None:
             replay = source.report.to_dict()

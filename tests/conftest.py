@@ -88,13 +88,16 @@ STARTED_BY_STAGEBENCH = (
     "engines.spark.job",
     "engines.floor.loop",
     "engines.kafka_streams.job",
+    "engines.command.job",
+    "_job.py",
     "stagebench",
     "kafka.Kafka",
     "org.apache.spark.",
 )
 """What marks a process stagebench (or a test) starts: a job (Spark, the floor, Kafka
-Streams), a runner, a broker, a Spark daemon, driver or executor JVM (their class paths
-name stagebench's cache or pyspark), a Kafka Streams JVM (``stagebench.kstreams.Main``)."""
+Streams, a user's command and docs/examples' ``*_job.py`` it runs), a runner, a broker,
+a Spark daemon, driver or executor JVM (their class paths name stagebench's cache or
+pyspark), a Kafka Streams JVM (``stagebench.kstreams.Main``)."""
 LEFTOVER_GRACE_S = 60.0
 """How long a process may take to end after its test: a job notices its runner's death
 through a pipe within seconds, a Spark JVM follows its driver."""

@@ -83,6 +83,9 @@ class Probe:
     publisher_bound: bool = False
     p50: float | None = None
     p99: float | None = None
+    p99_intended: float | None = None
+    """The p99 from the inputs' intended send time (``latency_intended``): above ``p99``
+    where the publisher fell behind its schedule."""
     engine_cpu_pct: float | None = None
     """Mean CPU of the Spark job over the measured period, % of one core (150: one and a
     half cores)."""
@@ -110,9 +113,10 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
     engine = (meta.get("resources") or {}).get("engine") or {}
     cpu = engine.get("cpu_percent_mean")
     cpu_share = None if cpu is None else cpu / cores
+    intended = (summary.latency_intended or {}).get("latency_ms") or {}
     verdict = partial(
-        Probe, rate=rate, p50=lat.get("p50"), p99=lat.get("p99"), engine_cpu_pct=cpu,
-        run_dir=run_dir,
+        Probe, rate=rate, p50=lat.get("p50"), p99=lat.get("p99"),
+        p99_intended=intended.get("p99"), engine_cpu_pct=cpu, run_dir=run_dir,
     )  # fmt: skip
     reasons = []
     short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate

@@ -81,7 +81,9 @@ class CapacityResult:
     probes: list[Section] = field(
         metadata=key_doc(
             "every probe in order: rate, sustainable, reasons, publisher_bound, p50, p99, "
-            "engine_cpu_pct (% of one core), run_dir (null: the Spark job failed), seconds, "
+            "p99_intended (from the inputs' intended send time; above p99 where the "
+            "publisher fell behind its schedule; absent in older results), engine_cpu_pct "
+            "(% of one core), run_dir (null: the Spark job failed), seconds, "
             "verdict (sustainable, unsustainable or publisher-bound)"
         )
     )

@@ -118,7 +118,31 @@ def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
                     )
                 values[section][key] = value
                 sources[section][key] = source
+    _own_job(values, sources)
     return Settings(values, sources)
+
+
+OWN_JOB = f"{ENGINE_TABLE}.command"
+
+
+def _own_job(values: dict[str, dict[str, Any]], sources: dict[str, dict[str, str]]) -> None:
+    """A job's command given (``--job``, ``[engine.command] job``): the command engine runs
+    the run, as the stage ``job`` unless a stage is named; ConfigError when another engine
+    is named."""
+    job = values.get(OWN_JOB, {}).get("job")
+    engine = values["run"].get("engine")
+    if not job:
+        return
+    if engine and engine != "command":
+        raise ConfigError(
+            f"a job's command ({sources[OWN_JOB]['job']}) runs as the engine command, "
+            f"not {engine} ({sources['run']['engine']}): leave one out"
+        )
+    derived = f"{sources[OWN_JOB]['job']} (a job's command given)"
+    for key, value in (("engine", "command"), ("stage", "job")):
+        if key not in values["run"]:
+            values["run"][key] = value
+            sources["run"][key] = derived
 
 
 def _engine_tables(layer: dict[str, Any], source: str) -> dict[str, Any]:

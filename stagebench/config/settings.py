@@ -206,9 +206,11 @@ class RunConfig:
 
     @property
     def published_tail_s(self) -> float:
-        """The tail a run publishes: ``tail_s`` for a stage with event-time windows, none
-        for the others, whose every output needs only inputs of the measured period."""
-        return self.tail_s if stage(self.stage).window else 0.0
+        """The tail a run publishes: ``tail_s`` for a stage with event-time windows and for a
+        user's job (which may have them), none for the others, whose every output needs
+        only inputs of the measured period."""
+        found = stage(self.stage)
+        return self.tail_s if found.window or found.own else 0.0
 
     def runs_on(self) -> Engine:
         """The engine that runs this run's stage (``engine``, or the stage's default)."""

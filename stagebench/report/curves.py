@@ -1,7 +1,8 @@
 """report.html of a set of capacity searches (``capacity --engines``, ``--stages``,
 ``--repeat``): their table, and the latency–throughput curve of every search in one
 chart, every probe's p50 and p99 on the offered rate, one colour per engine and stage,
-with the latency targets the searches held drawn across it.
+with the latency targets the searches held drawn across it; where the publisher fell
+behind, the p99 from the intended send time beside them.
 
 The set's directory holds capacities.json (the searches' directories, relative to it,
 and the table ``capacity`` printed); the searches' own directories sit beside it.
@@ -53,6 +54,8 @@ def curves_figure(docs: list[dict[str, Any]]) -> go.Figure:
                     hovertemplate="%{x:,.0f} msg/s: %{y:,.0f} ms (%{text})",
                 )
             )
+        if any(_hides(p) for p in probes):
+            fig.add_trace(_intended(name, colour, probes))
     rates = [p["rate"] for doc in docs for p in doc["probes"]] or [1.0]
     targets = {q: ms for doc in docs for q, ms in (doc["criteria"].get("slo_ms") or {}).items()}
     for q, ms in sorted(targets.items(), key=lambda item: item[1]):
@@ -71,6 +74,32 @@ def curves_figure(docs: list[dict[str, Any]]) -> go.Figure:
         xaxis={"title": "offered rate, msg/s (both input topics; log axis)", "type": "log"},
         yaxis={"title": "latency, ms (log axis)", "type": "log"},
         hovermode="closest",
+    )
+
+
+INTENDED_GAP = 0.1
+"""A search's p99 from the intended send time is drawn when a probe's lies this share
+above its broker-clock p99 (and 10 ms): where the publisher fell behind."""
+
+
+def _hides(probe: dict[str, Any]) -> bool:
+    """Whether the publisher's lag hid latency from this probe's broker-clock p99."""
+    intended, p99 = probe.get("p99_intended"), probe["p99"]
+    return intended is not None and intended > (1 + INTENDED_GAP) * p99 + 10
+
+
+def _intended(name: str, colour: str, probes: list[dict[str, Any]]) -> go.Scatter:
+    """A search's p99 from the inputs' intended send times, dashed, with crosses."""
+    shown = [p for p in probes if p.get("p99_intended") is not None]
+    return go.Scatter(
+        x=[p["rate"] for p in shown],
+        y=[max(p["p99_intended"], FLOOR_MS) for p in shown],
+        mode="lines+markers",
+        name=f"{name} p99 from intended send time",
+        legendgroup=name,
+        marker={"color": colour, "symbol": "x", "size": 8},
+        line={"color": colour, "dash": "dash", "width": 1},
+        hovertemplate="%{x:,.0f} msg/s: %{y:,.0f} ms from the schedule",
     )
 
 

@@ -78,6 +78,17 @@ def _recovery(summary: Summary) -> list[str]:
     return lines
 
 
+def _unreferenced(summary: Summary) -> list[str]:
+    """A user's job: the measured inputs no output named."""
+    records = summary.records
+    if records.unreferenced_inputs is None:
+        return []
+    return [
+        f"{summary.run['stage']}: {records.unreferenced_inputs:,} of {records.inputs_measured:,} "
+        "measured inputs named by no output (a filter's drops, or outputs never written)"
+    ]
+
+
 def format_runs(summaries: list[Summary], wide: bool = False) -> str:
     """The runs' table; by default its main columns, a one-line key and each warning's
     cause (within 100 characters), with ``wide`` every column and note and every warning
@@ -92,6 +103,7 @@ def format_runs(summaries: list[Summary], wide: bool = False) -> str:
         methods = sorted({s.confidence["method"] for s in summaries if s.confidence})
         lines.append(NOTE.format(method="; ".join(methods) or "none") if wide else SHORT_NOTE)
     lines += [line for s in summaries for line in _recovery(s)]
+    lines += [line for s in summaries for line in _unreferenced(s)]
     warnings = [w for s in summaries for w in s.warnings]
     if wide:
         lines += [f"WARNING: {w}" for w in warnings]

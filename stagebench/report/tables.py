@@ -52,8 +52,10 @@ def cell(text: Any) -> str:
 
 
 def latency_table(summary: Summary) -> str:
-    """The run's latency ladder with the 95 % intervals of p50 and p99."""
+    """The run's latency ladder with the 95 % intervals of p50 and p99, and beside it the
+    latency from the intended send time (``latency_intended``) where recorded."""
     lat, ci = summary.latency_ms, summary.confidence or {}
+    intended = (summary.latency_intended or {}).get("latency_ms")
     rows = []
     for key in STATS:
         if key == "count":
@@ -61,8 +63,12 @@ def latency_table(summary: Summary) -> str:
         else:
             value, bounds = estimate(lat.get(key), ci.get(key), stat=key)
             bounds = bounds if key in ("p50", "p99") else ""
-        rows.append([cell(key.replace("_", ".")), value, cell(bounds)])
-    return table(["statistic", "ms (broker clock)", "95 % interval"], rows, "stats")
+        row = [cell(key.replace("_", ".")), value, cell(bounds)]
+        rows.append(row if intended is None else [*row, num(intended.get(key), stat=key)])
+    head = ["statistic", "ms (broker clock)", "95 % interval"]
+    if intended is not None:
+        head.append("ms from the intended send time")
+    return table(head, rows, "stats")
 
 
 def records_table(records: Records) -> str:

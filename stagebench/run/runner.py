@@ -42,6 +42,7 @@ from ground.errors import StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
+from ground.stages import stage
 from publisher.workload import workload
 from stagebench.config.layers import Settings
 from stagebench.config.roles import assemble, validate
@@ -224,7 +225,8 @@ class Run:
             if not run.warmup_s:
                 self._warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
-        self.watcher = OutputWatcher(self.bootstrap, self.topics.output).start()
+        named = self.topics.inputs if stage(run.stage).own else ()
+        self.watcher = OutputWatcher(self.bootstrap, self.topics.output, named).start()
         settled = False
         shortest, window = self.warmth.settling(run)
         tolerance = self.config.evaluator.steady_tolerance

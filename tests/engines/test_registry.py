@@ -16,10 +16,11 @@ from ground.stages import LADDER, STAGES, chain
 
 
 def test_every_stage_has_an_engine_and_the_floor_runs_only_the_floor():
-    assert [registry.engine_for(s).name for s in STAGES] == ["floor"] + ["spark"] * 6
+    assert [registry.engine_for(s).name for s in STAGES] == ["floor"] + ["spark"] * 6 + ["command"]
     assert registry.stages_of("floor") == ("floor",)
-    assert registry.stages_of("spark") == STAGES[1:]
-    assert registry.stages_of("kafka-streams") == STAGES[1:]
+    assert registry.stages_of("spark") == registry.stages_of("kafka-streams") == STAGES[1:-1]
+    # a user's job is its own stage, and can implement any stage of the ladder
+    assert registry.stages_of("command") == STAGES[1:]
 
 
 def test_an_engine_name_with_a_hyphen_is_a_package_with_an_underscore():
@@ -31,7 +32,7 @@ def test_an_engine_name_with_a_hyphen_is_a_package_with_an_underscore():
 
 def test_sparks_real_time_mode_runs_no_stage_built_on_the_join():
     spark = registry.engine("spark")
-    for s in LADDER[1:]:
+    for s in (s for s in LADDER[1:] if not s.own):
         on_join = any(step.name == "join" for step in chain(s.name))
         assert ("real-time" in spark.triggers(s.name)) is not on_join, s.name
     with pytest.raises(ConfigError, match="real-time mode does not support stage 'join'"):
@@ -64,7 +65,7 @@ def test_a_named_engine_runs_its_stages_and_the_floor_stays_the_floor():
 
 
 def test_an_unknown_engine_or_stage_is_refused_by_name():
-    known = r"\(engines: floor, spark, flink, kafka-streams\)"
+    known = r"\(engines: floor, spark, flink, kafka-streams, command\)"
     with pytest.raises(ConfigError, match=rf"unknown engine 'flonk' {known}"):
         registry.engine("flonk")
     with pytest.raises(ConfigError, match="spark does not run stage 'floor'"):

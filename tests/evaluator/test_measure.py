@@ -32,7 +32,7 @@ def _inputs(ts: list[int]) -> pd.DataFrame:
             OFFSET: np.arange(n), TIMESTAMP: ts, TIMESTAMP_TYPE: 2, MALFORMED: False,
             s.LOCATION_ID: pd.Categorical(["A"] * n), s.LANE: 1, s.OBSERVATION_TS: 0,
             s.SPEED: 1.0, s.FLOW: None, s.LATITUDE: 1.0, s.LONGITUDE: 1.0, s.NUM_LANES: 1,
-            s.ACCURACY: 1.0, s.SEQ: 0, s.SCHEDULED_TS: 0,
+            s.ACCURACY: 1.0, s.SEQ: 0, s.SCHEDULED_TS: ts,
         }
     )  # fmt: skip
 

@@ -136,8 +136,9 @@ def test_comparison_json_is_what_it_held_before_the_model(tmp_path, monkeypatch,
         assert "producer_linger_ms" in docs[name]["settings"].pop("engine.kafka-streams")
     assert list(golden) == list(docs)
     for name in ("one_round", "three_rounds"):
-        # an engine added since: its table is among the settings
+        # engines added since: their tables are among the settings
         assert docs[name]["settings"].pop("engine.flink")["linger_ms"] == 0
+        assert docs[name]["settings"].pop("engine.command")["ready"] == "first-output"
     for name, doc in docs.items():
         assert _text(_without_added(doc)) == _text(golden[name]), name
 

@@ -54,6 +54,10 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
         assert (summary["warmup"]["mode"], summary["warmup"]["seconds"]) == ("fixed", 5)
         assert summary["warmup"]["application"]["shared"] is True
         assert probe["p50"] == summary["latency_ms"]["p50"] and probe["engine_cpu_pct"] > 0
+        # an ingest input is read for its schedule alone: on one host, sends are never early
+        intended = summary["latency_intended"]
+        assert probe["p99_intended"] == intended["latency_ms"]["p99"] >= probe["p99"]
+        assert intended["send_delay_ms"]["min"] >= 0 and intended["same_clock"] is True
         # the evaluation read the topics from 10 s before the measured period on
         read_from = summary["evaluation"]["from_ms"]
         assert read_from == summary["period"]["measured_from_ms"] - 10_000

@@ -216,6 +216,9 @@ def _summary(**over) -> Summary:
 def test_judge_a_steady_probe_and_each_reason():
     ok = judge(1000, _summary(), Criteria(), run_dir="r")
     assert ok.sustainable and ok.engine_cpu_pct == 130.0 and ok.run_dir == "r"
+    assert ok.p99_intended is None  # a summary without latency_intended
+    behind = _summary(latency_intended={"latency_ms": {"p99": 2_300.0}})
+    assert judge(1000, behind, Criteria()).p99_intended == 2_300.0
     up = {"verdict": "rising", "slope_ms_per_min": 900.0, "seconds": 30}
     rising = judge(1000, _summary(steady_state=up), Criteria())
     assert not rising.sustainable and "rising +900 ms/min" in rising.reasons[0]

@@ -85,6 +85,21 @@ def test_an_engines_table_reaches_its_runs_and_config_json(tmp_path):
     assert "engine.spark" not in floor_roles.effective(floor, settings)
 
 
+def test_a_jobs_command_makes_the_command_engine_run_the_stage_job(tmp_path):
+    given = load(None, {"engine.command": {"job": "python my_job.py"}, "run": {}})
+    run = from_mapping(RunConfig, given.section("run"), "run")
+    assert (run.engine, run.stage) == ("command", "job")
+    assert given.sources["run"]["stage"] == f"{CLI} (a job's command given)"
+    declared = load(None, {"engine.command": {"job": "x"}, "run": {"stage": "join"}})
+    assert declared.section("run") == {"stage": "join", "engine": "command"}
+    path = tmp_path / "bench.toml"
+    path.write_text("[engine.command]\njob = 'x'\n")
+    with pytest.raises(ConfigError, match=r"runs as the engine command, not flink \(command"):
+        load(path, {"run": {"engine": "flink"}})
+    with pytest.raises(ConfigError, match="give its command with --job"):
+        validate(RunConfig(stage="job"), load(None, {}))
+
+
 def test_worker_loss_needs_a_standalone_master_before_anything_starts():
     with pytest.raises(ConfigError, match="worker-loss kills an executor of a standalone"):
         validate(RunConfig(stage="join", fault="worker-loss"), load(None, {}))
@@ -183,7 +198,7 @@ def test_a_run_uses_the_warmed_up_application_only_when_it_can(run, app, shared,
         ),
         (
             {"engine": "flonk"},
-            r"unknown engine 'flonk' \(engines: floor, spark, flink, kafka-streams\)",
+            r"unknown engine 'flonk' \(engines: floor, spark, flink, kafka-streams, command\)",
         ),
         ({"fault": "broker-kill", "fault_at_s": 60}, "fault_at_s must be within"),
         ({"fault": "broker-kill", "fault_down_s": 0}, "fault_down_s must be > 0"),

@@ -225,10 +225,14 @@ def test_a_set_of_searches_draws_their_curves_together(tmp_path):
     results = [SimpleNamespace(dir=str(d)) for d in (spark, flink)]
     out = write_set(tmp_path, results, "stage  capacity msg/s")  # type: ignore[arg-type]
     assert rundir.kind(out) == "capacities"
-    names = [t.name for t in curves.curves_figure([json.loads((d / rundir.CAPACITY).read_text())
-                                                   for d in (spark, flink)]).data]  # fmt: skip
+    docs = [json.loads((d / rundir.CAPACITY).read_text()) for d in (spark, flink)]
+    names = [t.name for t in curves.curves_figure(docs).data]
     assert names == ["join p50", "join p99", "flink:join p50", "flink:join p99",
                      "target p99 ≤ 1,000 ms"]  # fmt: skip
+    # a probe whose publisher fell behind draws the p99 from the intended send time
+    docs[1]["probes"][-1]["p99_intended"] = 3 * docs[1]["probes"][-1]["p99"] + 100
+    names = [t.name for t in curves.curves_figure(docs).data]
+    assert names[4] == "flink:join p99 from intended send time" and len(names) == 6
     html = (out / rundir.REPORT_HTML).read_text()
     assert "Capacities of join, flink:join" in html and "stage  capacity msg/s" in html
     assert html.count('class="plotly-graph-div"') == 1

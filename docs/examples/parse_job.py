@@ -12,7 +12,7 @@ per valid observation to the output topic. Each output carries what
 
 It stops once no record has come for ``--idle`` seconds after the first one.
 
-    python examples/parse_job.py --bootstrap HOST:PORT --inputs speed,flow --output parsed
+    python docs/examples/parse_job.py --bootstrap HOST:PORT --inputs speed,flow --output parsed
 """
 
 import argparse

@@ -1,0 +1,102 @@
+"""A user's job: its outputs name their latest input, and nothing they carry is believed."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from evaluator import report
+from evaluator.config import EvaluatorConfig
+from evaluator.measure import measure
+from evaluator.reader import OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.record import from_dict
+from evaluator.result import Summary
+from evaluator.summary import build_summary
+from ground import contract as s
+from stagebench.report.summary_table import format_runs
+from tests.evaluator.test_measure import RUN, _inputs, _outputs
+
+JOB = dataclasses.replace(RUN, stage="job", input_topics=("speed",))
+
+
+def _raw_inputs(ts: list[int]) -> pd.DataFrame:
+    """Inputs as a raw stage reads them: broker columns and the schedule."""
+    frame = _inputs(ts)
+    return frame[[TOPIC, PARTITION, OFFSET, TIMESTAMP, TIMESTAMP_TYPE, s.SCHEDULED_TS]]
+
+
+def _job_outputs(named: list[int], latency: list[int], ts: list[int]) -> pd.DataFrame:
+    """One output per entry, naming input offset ``named[i]``, ``latency[i]`` after it."""
+    n = len(named)
+    return pd.DataFrame(
+        {
+            PARTITION: 0, OFFSET: np.arange(n), TIMESTAMP_TYPE: 2,
+            TIMESTAMP: [ts[o] + lat if 0 <= o < len(ts) else 0 + lat
+                        for o, lat in zip(named, latency, strict=True)],
+            s.SOURCE_TOPIC: pd.Categorical(["speed"] * n), s.SOURCE_PARTITION: 0,
+            s.SOURCE_OFFSET: named,
+            s.INPUT_TS_LATEST: pd.array([None] * n, "Int64"),
+            s.INPUT_TS_EARLIEST: pd.array([None] * n, "Int64"),
+            s.INPUT_COUNT: pd.array([None] * n, "Int64"),
+        }
+    )  # fmt: skip
+
+
+def _summary(outputs: pd.DataFrame, inputs: pd.DataFrame) -> dict:
+    config = EvaluatorConfig(warmup_s=0)
+    return build_summary(JOB, config, "b:1", measure(JOB, config, outputs, inputs)).as_dict()
+
+
+def test_a_filter_is_measured_from_the_inputs_it_names():
+    ts = [1000 * i for i in range(10)]
+    # every second input passes the filter, 7 ms later; the others are dropped
+    summary = _summary(_job_outputs([0, 2, 4, 6, 8], [7] * 5, ts), _raw_inputs(ts))
+    assert summary["trusted"] is True, summary["warnings"]
+    assert summary["latency_ms"]["p50"] == 7 and summary["latency_ms"]["count"] == 5
+    records = summary["records"]
+    assert records["unreferenced_inputs"] == 5 and records["unexpected"] == 0
+    assert records["expected"] is None and records["missing"] is None
+    assert summary["missing"] is None and not any("missing" in w for w in summary["warnings"])
+    assert "| unreferenced_inputs | 5 |" in report.markdown(summary)
+    printed = format_runs([from_dict(Summary, summary)])
+    assert "job: 5 of 10 measured inputs named by no output" in printed
+
+
+def test_an_output_naming_a_wrong_offset_makes_the_run_untrusted():
+    ts = [1000 * i for i in range(10)]
+    outputs = _job_outputs([0, 1, 2, 99], [5] * 4, ts)  # offset 99: no input of the run
+    summary = _summary(outputs, _raw_inputs(ts))
+    assert summary["trusted"] is False
+    assert summary["records"]["unexpected"] == 1 and summary["latency_ms"]["count"] == 3
+    assert any("explained by no input" in w for w in summary["warnings"])
+
+
+def test_a_carried_timestamp_is_checked_against_the_topic():
+    ts = [1000 * i for i in range(6)]
+    outputs = _job_outputs([0, 1, 2, 3], [5] * 4, ts)
+    outputs[s.INPUT_TS_LATEST] = pd.array([0, 1000, 2500, None], "Int64")  # the third: wrong
+    summary = _summary(outputs, _raw_inputs(ts))
+    assert summary["records"]["input_ts_mismatch"] == 1 and summary["trusted"] is False
+    # the latency is the topic's, never the carried one
+    assert summary["latency_ms"]["max"] == 5
+    # what a job need not carry is not held against it
+    assert summary["records"]["input_ts_earliest_mismatch"] == 0
+    assert summary["records"]["input_count_mismatch"] == 0
+
+
+def test_an_output_naming_no_input_at_all_is_malformed():
+    ts = [1000 * i for i in range(4)]
+    outputs = _job_outputs([0, 1, 2], [5] * 3, ts)
+    outputs[s.SOURCE_OFFSET] = pd.array([0, None, 2], "Int64")
+    summary = _summary(outputs, _raw_inputs(ts))
+    assert summary["records"]["malformed_outputs"] == 1
+    assert summary["latency_ms"]["count"] == 2
+
+
+def test_a_run_of_the_ladder_has_no_unreferenced_count():
+    inputs = _inputs([0, 1000])
+    result = measure(RUN, EvaluatorConfig(), _outputs(inputs, [1, 1]), inputs)
+    assert (
+        "unreferenced_inputs"
+        not in build_summary(RUN, EvaluatorConfig(), "b:1", result).as_dict()["records"]
+    )
