@@ -59,8 +59,13 @@ class NodeState:
     data_dir: str
 
     @property
+    def config(self) -> Path:
+        """The node's ``server.properties``, beside its logs."""
+        return Path(self.log_dir).parent / "server.properties"
+
+    @property
     def running(self) -> bool:
-        return self.pid > 0 and is_embedded_broker(self.pid)
+        return self.pid > 0 and is_embedded_broker(self.pid, self.config)
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,18 @@ class EmbeddedBroker:
             return None
         return state
 
+    def footprint(self) -> tuple[float, float] | None:
+        """(MB its running JVMs hold in memory, MB its home holds on disk); None when no
+        node runs."""
+        if (state := self.status()) is None or not state.pids:
+            return None
+        rss = 0
+        for pid in state.pids:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                rss += psutil.Process(pid).memory_info().rss
+        disk = sum(f.stat().st_size for f in self.home.rglob("*") if f.is_file())
+        return rss / 1e6, disk / 1e6
+
     # --- lifecycle -------------------------------------------------------------
     def start(self) -> BrokerState:
         """Start the cluster, or return the one already running from this home."""
@@ -266,47 +283,57 @@ class EmbeddedBroker:
         voters = {n: free_port() for n in ids}
         cluster = cluster_id()
         self._clean()
-        nodes, procs = [], []
-        for n in ids:
-            node_home = self.home / f"node-{n}"
-            data_dir, log_dir = node_home / "data", node_home / "logs"
-            log_dir.mkdir(parents=True, exist_ok=True)
-            (node_home / "server.properties").write_text(
-                server_properties(n, ports[n], voters[n], data_dir, voters)
-            )
-            (node_home / "log4j2.properties").write_text(log4j2_properties(log_dir / "server.log"))
-            self._format(node_home, cluster, standalone=self.brokers == 1)
-            proc = self._launch(node_home)
-            procs.append(proc)
-            nodes.append(NodeState(n, proc.pid, f"{LOOPBACK}:{ports[n]}", voters[n],
-                                   str(log_dir), str(data_dir)))  # fmt: skip
-        bootstrap = ",".join(n.bootstrap for n in nodes)
-        what = "Kafka" if self.brokers == 1 else f"a {self.brokers}-broker Kafka cluster"
-        print(f"Starting {what} {KAFKA_VERSION} at {bootstrap} (logs: {self.home})...",
-              file=sys.stderr)  # fmt: skip
+        state = BrokerState("", KAFKA_VERSION, str(self.home), time.time(), (), self.heap)
+        procs: list[subprocess.Popen[bytes]] = []
         try:
+            for n in ids:
+                node_home = self.home / f"node-{n}"
+                data_dir, log_dir = node_home / "data", node_home / "logs"
+                log_dir.mkdir(parents=True, exist_ok=True)
+                (node_home / "server.properties").write_text(
+                    server_properties(n, ports[n], voters[n], data_dir, voters)
+                )
+                (node_home / "log4j2.properties").write_text(
+                    log4j2_properties(log_dir / "server.log")
+                )
+                self._format(node_home, cluster, standalone=self.brokers == 1)
+                procs.append(self._launch(node_home))
+                node = NodeState(n, procs[-1].pid, f"{LOOPBACK}:{ports[n]}", voters[n],
+                                 str(log_dir), str(data_dir))  # fmt: skip
+                nodes = (*state.nodes, node)
+                # each node recorded once launched: `broker stop` finds every JVM even
+                # when this start is cut short (Ctrl-C, SIGTERM, a later node's failure)
+                state = replace(state, bootstrap=",".join(n.bootstrap for n in nodes),
+                                nodes=nodes)  # fmt: skip
+                self._write(state)
+            what = "Kafka" if self.brokers == 1 else f"a {self.brokers}-broker Kafka cluster"
+            print(f"Starting {what} {KAFKA_VERSION} at {state.bootstrap} (logs: {self.home})...",
+                  file=sys.stderr)  # fmt: skip
             wait_until_reachable(
-                bootstrap,
+                state.bootstrap,
                 START_TIMEOUT_S,
                 alive=lambda: all(p.poll() is None for p in procs),
                 brokers=self.brokers,
             )
-        except BrokerError as err:
-            for proc in procs:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                proc.wait()
+        except BaseException as err:
+            self._abandon(procs)
+            if not isinstance(err, BrokerError):
+                raise
             logs = "\n".join(
                 f"node {n.node_id}:\n" + (tail(Path(n.log_dir) / "server.log")
                                           or tail(Path(n.log_dir) / "stdout.log"))
-                for n in nodes
+                for n in state.nodes
             )  # fmt: skip
             raise BrokerError(f"{err}; last log lines:\n{logs}") from err
-        state = BrokerState(
-            bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes), self.heap
-        )
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
         return state
+
+    def _abandon(self, procs: list[subprocess.Popen[bytes]]) -> None:
+        """Kill the nodes of a start that did not finish and forget them (their logs stay)."""
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait()
+        self.state_file.unlink(missing_ok=True)
 
     def _jvm(self, node_home: Path, heap: str | None = None) -> list[str]:
         heap = heap or self.heap
@@ -356,8 +383,11 @@ class EmbeddedBroker:
     def _save(self, state: BrokerState, node: NodeState) -> BrokerState:
         nodes = tuple(node if n.node_id == node.node_id else n for n in state.nodes)
         state = replace(state, nodes=nodes)
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        self._write(state)
         return state
+
+    def _write(self, state: BrokerState) -> None:
+        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
 
     def _clean(self) -> None:
         self.state_file.unlink(missing_ok=True)

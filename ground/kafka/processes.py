@@ -54,15 +54,19 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
-def is_embedded_broker(pid: int) -> bool:
+def is_embedded_broker(pid: int, config: Path) -> bool:
     """True when ``pid`` is a live broker JVM started by
-    :class:`ground.kafka.broker.EmbeddedBroker`."""
+    :class:`ground.kafka.broker.EmbeddedBroker` on the node configuration ``config``: a
+    recorded pid that the system has since given to another process (another Kafka among
+    them) is not the node's."""
     try:
         proc = psutil.Process(pid)
+        cmdline = proc.cmdline()
         return (
             proc.is_running()
             and proc.status() != psutil.STATUS_ZOMBIE
-            and ("kafka.Kafka" in proc.cmdline())
+            and "kafka.Kafka" in cmdline
+            and str(config) in cmdline
         )
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False

@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -72,6 +73,65 @@ def test_start_twice_reuses_and_stop_leaves_nothing(tmp_path, brokers):
     status = stagebench("broker", "status", "--json", home=tmp_path)
     assert status.returncode == 3
     assert json.loads(status.stdout) == {"running": False}
+
+
+def _broker_jvms(home) -> list[psutil.Process]:
+    """The broker JVMs whose command line names a node under ``home``."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if "kafka.Kafka" in cmdline and str(home) in cmdline:
+            found.append(proc)
+    return found
+
+
+@pytest.mark.parametrize("brokers", [1, 3])
+def test_an_interrupted_start_leaves_no_broker_running(tmp_path, brokers):
+    """Ctrl-C once the first node's JVM runs: during the wait for one broker, during the
+    second node's format for three. Every node launched is killed before the command exits."""
+    env = {**os.environ, "STAGEBENCH_HOME": str(tmp_path)}
+    env.pop("STAGEBENCH_BOOTSTRAP", None)
+    start = subprocess.Popen(
+        [sys.executable, "-m", "stagebench", "broker", "start", "--brokers", str(brokers)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not _broker_jvms(tmp_path) and start.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _broker_jvms(tmp_path), "no broker JVM was launched"
+    start.send_signal(signal.SIGINT)
+    _, err = start.communicate(timeout=60)
+    assert start.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert not [p for p in _broker_jvms(tmp_path) if p.status() != psutil.STATUS_ZOMBIE]
+    assert not (tmp_path / "broker" / "state.json").exists()
+    assert stagebench("broker", "status", home=tmp_path).returncode == 3
+
+
+def test_stop_leaves_alone_a_process_that_took_a_recorded_pid(tmp_path):
+    """A stale state whose pid now belongs to another Kafka (another home, a container):
+    not this home's node, so not stopped, and the stale state is cleaned."""
+    home = tmp_path / "broker"
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "kafka.Kafka",
+         str(tmp_path / "elsewhere" / "server.properties")]
+    )  # fmt: skip
+    try:
+        node = {
+            "node_id": 1, "pid": other.pid, "bootstrap": "127.0.0.1:1", "controller_port": 2,
+            "log_dir": str(home / "node-1" / "logs"), "data_dir": str(home / "node-1" / "data"),
+        }  # fmt: skip
+        home.mkdir()
+        (home / "state.json").write_text(
+            json.dumps({"bootstrap": "127.0.0.1:1", "kafka_version": "4.3.1", "home": str(home),
+                        "started_at": 0.0, "nodes": [node]})
+        )  # fmt: skip
+        assert EmbeddedBroker(home=home).stop() is False
+        assert other.poll() is None
+        assert not (home / "state.json").exists()
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_stale_state_is_detected_and_cleaned(tmp_path):
