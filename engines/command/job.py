@@ -2,7 +2,9 @@
 
 It runs ``[engine.command] job`` with ``/bin/sh -c`` in the run's scratch directory,
 with the run's Kafka, topics and files in :data:`ENVIRONMENT`'s variables, in this
-process's process group (so a runner that kills this job kills yours with it). It sees
+process's process group (so a runner that kills this job kills yours with it). This
+process is its children's subreaper: a process of your job whose parent exited, or
+that left the group (``setsid``), stays its descendant, and is stopped with the rest. It sees
 nothing inside your job, so it tells the runner what it can see from Kafka:
 
 - **ready**: at once (``ready = "first-output"``; then your job must write its first
@@ -12,10 +14,12 @@ nothing inside your job, so it tells the runner what it can see from Kafka:
   it grew by nothing for ``quiet_ms``, which the runner reads as drained (while the
   broker cannot be reached, as in a broker fault, nothing);
 - **stop**: SIGTERM to every process of your job, SIGKILL to those left after
-  ``grace_s``; also when your job exits by itself, which fails the run.
+  ``grace_s``; also when your job exits by itself, which fails the run (and when the
+  runner is gone: ``--parent-watch``).
 """
 
 import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -116,6 +120,7 @@ def run(
     scratch.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **environment(config, scratch)}
     log.info("starting your job: %s", settings.job)
+    _become_subreaper()
     proc = subprocess.Popen(["/bin/sh", "-c", settings.job], cwd=scratch, env=env,
                             stdin=subprocess.DEVNULL)  # fmt: skip
     topics = Topics(config.bootstrap, [config.speed_topic, config.flow_topic], config.output_topic)
@@ -187,13 +192,21 @@ def _event(progress: TextIO, event: dict[str, object]) -> None:
     progress.flush()
 
 
+def _become_subreaper() -> None:
+    """Make this process the subreaper of its descendants (Linux): an orphaned process of
+    the job is handed to it rather than to init, so :func:`stop_tree` still finds it."""
+    with contextlib.suppress(OSError, AttributeError):
+        if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            log.warning("cannot become the job's subreaper: errno %d", ctypes.get_errno())
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
 def stop_tree(proc: "subprocess.Popen[bytes]", grace_s: float) -> None:
-    """SIGTERM to the job's shell and every process under it, SIGKILL to those left after
-    ``grace_s``."""
-    try:
-        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
-    except psutil.NoSuchProcess:
-        tree = []
+    """SIGTERM to the job's shell and every other process under this one (the job's
+    orphans among them), SIGKILL to those left after ``grace_s``."""
+    tree = psutil.Process().children(recursive=True)
     for member in tree:
         with contextlib.suppress(psutil.NoSuchProcess):
             member.send_signal(signal.SIGTERM)

@@ -101,6 +101,25 @@ def test_a_job_that_writes_nothing_fails_the_run_and_says_why(kafka_bootstrap, t
     assert not _processes("sleep 600")
 
 
+def test_a_job_whose_shell_exits_leaves_none_of_its_processes(kafka_bootstrap, tmp_path, unique):
+    """The shell exits at once; the process it started left its session (``setsid``) and
+    keeps running: the run fails, saying the job exited, and stops that process too."""
+    mark = f"orphan-{unique}"
+    keeps = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(600)' {mark}"
+    done = subprocess.run(
+        [sys.executable, "-m", "stagebench", "run", "--job", f"setsid {keeps} & sleep 1",
+         "--bootstrap", kafka_bootstrap, "--results", str(tmp_path), "--duration", "10"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    try:
+        assert done.returncode != 0
+        assert "your job exited with code 0" in done.stdout + done.stderr
+        assert not _processes(mark)
+    finally:
+        for proc in _processes(mark):
+            proc.kill()
+
+
 def test_no_process_of_a_job_outlives_a_sigterm_to_stagebench(kafka_bootstrap, tmp_path):
     job = tmp_path / "my_job.py"
     job.write_text((EXAMPLES / "python_job.py").read_text())
