@@ -9,6 +9,9 @@ from pathlib import Path
 from ground.kafka.ports import LOOPBACK
 
 
+RETENTION_HOURS = 168
+
+
 def server_properties(
     node_id: int, port: int, controller_port: int, data_dir: Path, voters: dict[int, int]
 ) -> str:
@@ -47,6 +50,9 @@ def server_properties(
         # benchmarks create and consume fresh topics at once: no rebalance delay
         "group.initial.rebalance.delay.ms": 0,
         "auto.create.topics.enable": "false",
+        # a run's records stay a week, for `stagebench evaluate` to read again; its topics
+        # stay until `stagebench topics prune` deletes them (docs/kafka.md#disk)
+        "log.retention.hours": RETENTION_HOURS,
     }
     return "".join(f"{k}={v}\n" for k, v in props.items())
 

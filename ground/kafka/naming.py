@@ -27,3 +27,12 @@ class RunTopics:
     @property
     def all(self) -> list[str]:
         return [self.speed, self.flow, self.output]
+
+
+def run_of(topic: str) -> str | None:
+    """The run a stagebench topic belongs to (``stagebench-<run id>``: its inputs, output
+    and an engine's internal topics, which carry the run id after the prefix); None for a
+    topic stagebench did not name."""
+    head, _, rest = topic.partition("-")
+    run_id = rest.partition("-")[0]
+    return f"{PREFIX}-{run_id}" if head == PREFIX and run_id else None

@@ -10,11 +10,18 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ClusterMetadata, ConfigResource, NewTopic
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    ClusterMetadata,
+    ConfigResource,
+    NewTopic,
+    OffsetSpec,
+)
 
 from ground.errors import BrokerError, TopicError
 from ground.kafka import MAX_MESSAGE_BYTES, client
+from ground.kafka.naming import run_of
 
 log = logging.getLogger(__name__)
 
@@ -221,3 +228,50 @@ def delete_topics(bootstrap: str, names: list[str]) -> None:
             future.result()
         except KafkaException as err:
             log.warning("cannot delete topic %s: %s", name, err)
+
+
+@dataclass(frozen=True)
+class PastRun:
+    """The topics of one past run on a broker, and the append time of its newest record."""
+
+    run: str
+    topics: tuple[str, ...]
+    newest_ms: int | None
+    """None: none of its topics holds a record, so its age is unknown."""
+
+
+def runs_on(bootstrap: str) -> list[PastRun]:
+    """Every run whose topics are on the broker, oldest first (those of unknown age last)."""
+    admin = admin_client(bootstrap)
+    metadata = _metadata(admin, bootstrap)
+    by_run: dict[str, list[str]] = {}
+    for name in sorted(metadata.topics):
+        if (run := run_of(name)) is not None:
+            by_run.setdefault(run, []).append(name)
+    partitions = {
+        TopicPartition(name, p): OffsetSpec.max_timestamp()
+        for names in by_run.values()
+        for name in names
+        for p in metadata.topics[name].partitions
+    }
+    newest: dict[str, int] = {}
+    if partitions:
+        futures = admin.list_offsets(partitions, request_timeout=TIMEOUT_S)
+        for tp, future in futures.items():
+            try:
+                stamp = future.result().timestamp
+            except KafkaException as err:
+                raise TopicError(f"cannot read the newest record of {tp.topic}: {err}") from err
+            if stamp >= 0:
+                newest[tp.topic] = max(newest.get(tp.topic, stamp), stamp)
+    runs = [
+        PastRun(run, tuple(names), max((newest[n] for n in names if n in newest), default=None))
+        for run, names in by_run.items()
+    ]
+    return sorted(runs, key=lambda r: (r.newest_ms is None, r.newest_ms or 0, r.run))
+
+
+def older_than(runs: list[PastRun], now_ms: int, age_ms: int) -> list[PastRun]:
+    """The runs whose newest record was appended more than ``age_ms`` before ``now_ms``
+    (a run of unknown age is never among them: it may be one being set up)."""
+    return [r for r in runs if r.newest_ms is not None and now_ms - r.newest_ms > age_ms]

@@ -18,7 +18,7 @@ from stagebench.capacity.defaults import (
     PROBE_WARMUP_MAX_S,
 )
 from stagebench.cli.options import run_overrides
-from stagebench.cli.shared import Subparsers, add_run_arguments
+from stagebench.cli.shared import Subparsers, add_run_arguments, say_what_stays_running
 from stagebench.config.layers import load
 from stagebench.config.settings import RunConfig
 
@@ -197,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(table)
         print(f"results: {write_set(Path(base.results_dir), results, table)}")
+    say_what_stays_running()
     return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
 
 

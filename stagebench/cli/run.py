@@ -7,7 +7,7 @@ from pathlib import Path
 from ground.config import from_mapping
 from stagebench.cli.fields import add_field
 from stagebench.cli.options import APPLICATION_FIELDS, run_overrides
-from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag
+from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag, say_what_stays_running
 from stagebench.config.layers import load
 from stagebench.config.settings import RunConfig
 
@@ -41,4 +41,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nresults: {result.run_dir}")
     if warning := record_or_warn(Path(config.results_dir), result.run_dir):
         print(f"WARNING: {warning}", file=sys.stderr)
+    say_what_stays_running()
     return 1 if is_incomplete(result.summary) else 0

@@ -1,6 +1,7 @@
 """Options several commands share: Kafka's address, the ``[run]`` options, switches."""
 
 import argparse
+import sys
 from pathlib import Path
 
 from ground import envvars
@@ -62,3 +63,21 @@ def add_run_arguments(
     for _, cls, name in engine_options():
         add_field(parser, cls, name)
     add_bootstrap(parser)
+
+
+def say_what_stays_running() -> None:
+    """The last lines of a command that used the embedded broker: it is still up, what it
+    holds, and the commands that free it (nothing when no embedded broker runs)."""
+    from ground.kafka.broker import EmbeddedBroker
+
+    broker = EmbeddedBroker()
+    if (held := broker.footprint()) is None:
+        return
+    memory, disk = held
+    print(
+        f"\nThe embedded broker is still running ({memory:,.0f} MB of memory, {disk:,.0f} MB "
+        f"on disk in {broker.home}), for the next run: `stagebench broker stop` stops it and "
+        "deletes its data; `stagebench topics prune` deletes the topics of runs older than "
+        "a week.",
+        file=sys.stderr,
+    )

@@ -10,7 +10,7 @@ from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import MAIN_LINE, STAGES
 from stagebench.cli.options import run_overrides
-from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag
+from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag, say_what_stays_running
 from stagebench.config.faults import ENGINE_FAULTS
 from stagebench.config.layers import load
 from stagebench.config.roles import validate
@@ -104,4 +104,5 @@ def run(args: argparse.Namespace) -> int:
             f"failed: {failed['error']}",
             file=sys.stderr,
         )
+    say_what_stays_running()
     return 1 if suite.incomplete or suite.failed else 0

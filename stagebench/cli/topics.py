@@ -1,10 +1,15 @@
-"""``stagebench topics create|check``: topics that obey the one-clock rule."""
+"""``stagebench topics create|check|prune``: topics that obey the one-clock rule, and the
+deletion of past runs' topics."""
 
 import argparse
+import os
+import re
+import time
 
+from ground import envvars
 from ground.errors import ConfigError
 from ground.kafka.naming import RunTopics, new_run_id
-from stagebench.cli.shared import Subparsers, add_bootstrap
+from stagebench.cli.shared import Subparsers, add_bootstrap, flag
 
 
 def add(sub: Subparsers) -> None:
@@ -33,6 +38,25 @@ def add(sub: Subparsers) -> None:
         )
         add_bootstrap(action)
         action.set_defaults(handler=create if name == "create" else check)
+    prune = actions.add_parser(
+        "prune",
+        help="delete the topics of runs older than --older-than",
+        description="Every run leaves its input, output and internal topics on the broker "
+        "(stagebench-<run id>-…), so that `stagebench evaluate` can read it again; this "
+        "deletes the topics of the runs whose newest record is older than --older-than. A run "
+        "whose topics hold no record is kept: it may be one being set up. Without "
+        "--bootstrap, the running embedded broker (none is started).",
+    )
+    prune.add_argument(
+        "--older-than",
+        type=duration_ms,
+        default="7d",
+        metavar="AGE",
+        help="a number and s, m, h or d (default: %(default)s)",
+    )
+    flag(prune, "--dry-run", "list the runs that would be deleted, delete nothing")
+    add_bootstrap(prune)
+    prune.set_defaults(handler=prune_topics)
     create_parser = actions.choices["create"]
     create_parser.add_argument(
         "--partitions", type=int, default=1, help="partitions per topic (default: %(default)s)"
@@ -83,4 +107,40 @@ def check(args: argparse.Namespace) -> int:
     report = check_topics(resolve(args.bootstrap), names, leader=args.leader)
     for name in names:
         print(f"ok {name}: {report.timestamp_types[name]}, leaders {report.leaders[name]}")
+    return 0
+
+
+_UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def duration_ms(text: str) -> int:
+    """``7d``, ``12h``, ``30m``, ``90s`` in milliseconds."""
+    if not (match := re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text.strip())):
+        raise argparse.ArgumentTypeError(f"expected a number and s, m, h or d, got {text!r}")
+    return int(float(match[1]) * _UNITS_MS[match[2]])
+
+
+def prune_topics(args: argparse.Namespace) -> int:
+    from ground.kafka.broker import EmbeddedBroker
+    from ground.kafka.resolve import ensure_reachable
+    from ground.kafka.topics import delete_topics, older_than, runs_on
+
+    bootstrap = args.bootstrap or os.environ.get(envvars.BOOTSTRAP)
+    if bootstrap:
+        ensure_reachable(bootstrap)
+    elif state := EmbeddedBroker().status():
+        bootstrap = state.bootstrap
+    else:
+        print("no Kafka given and no embedded broker running: nothing to prune")
+        return 0
+    runs = runs_on(bootstrap)
+    old = older_than(runs, int(time.time() * 1000), args.older_than)
+    topics = [name for run in old for name in run.topics]
+    verb = "would delete" if args.dry_run else "deleted"
+    if topics and not args.dry_run:
+        delete_topics(bootstrap, topics)
+    for run in old:
+        print(f"{verb} {run.run}: {len(run.topics)} topics")
+    print(f"{verb} {len(topics)} topics of {len(old)} of {len(runs)} runs at {bootstrap}; "
+          f"{len(runs) - len(old)} runs kept")  # fmt: skip
     return 0
