@@ -1,6 +1,9 @@
 """Where stagebench keeps caches and state: the user's directories, never the repo."""
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from ground import envvars
@@ -20,3 +23,17 @@ def state_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base) / "stagebench"
+
+
+@contextlib.contextmanager
+def install_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``target``'s install (a file ``.<name>.lock`` beside it)
+    for as long as the block runs: a second process installing the same cache entry waits,
+    then finds it installed, instead of deleting an install in progress."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

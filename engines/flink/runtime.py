@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ground.errors import ResolveError
 from ground.jvm import maven
-from ground.paths import cache_dir
+from ground.paths import cache_dir, install_lock
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +37,21 @@ def home() -> Path:
 
 
 def python() -> Path:
-    """The Flink runtime's interpreter, installed first if it is not there yet."""
+    """The Flink runtime's interpreter, installed first if it is not there yet (one process
+    at a time: a second waits for the first's install, then uses it)."""
     venv = home()
     interpreter = venv / "bin" / "python"
     if (venv / _MARKER).exists() and interpreter.exists():
         return interpreter
+    with install_lock(venv):
+        if not (venv / _MARKER).exists() or not interpreter.exists():
+            _install(venv, interpreter)
+    return interpreter
+
+
+def _install(venv: Path, interpreter: Path) -> None:
     if venv.exists():
         shutil.rmtree(venv)  # a half-made environment from an interrupted install
-    venv.parent.mkdir(parents=True, exist_ok=True)
     print(
         f"Installing apache-flink {FLINK_VERSION} into {venv} (first time only; about "
         "830 MB, a minute)...",
@@ -60,7 +67,6 @@ def python() -> Path:
     )  # fmt: skip
     (venv / _MARKER).write_text(f"apache-flink=={FLINK_VERSION}\n")
     print(f"Installed apache-flink in {time.monotonic() - started:.0f} s.", file=sys.stderr)
-    return interpreter
 
 
 def distribution() -> Path:

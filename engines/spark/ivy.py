@@ -19,7 +19,7 @@ from xml.sax.saxutils import quoteattr
 from engines.spark import pyspark_jars
 from ground.errors import ResolveError
 from ground.jvm.java import java_executable
-from ground.paths import cache_dir
+from ground.paths import cache_dir, install_lock
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,25 @@ def resolve(coordinates: list[str]) -> list[Path]:
     """Jars of ``coordinates`` with their runtime dependencies, resolved once and cached."""
     key = hashlib.sha256("\n".join(sorted(coordinates)).encode()).hexdigest()[:16]
     target = cache_dir() / "jars" / key
+    if (jars := _resolved(target)) is not None:
+        return jars
+    with install_lock(target):  # a second process waits, then takes the first one's jars
+        if (jars := _resolved(target)) is not None:
+            return jars
+        return _retrieve(coordinates, target)
+
+
+def _resolved(target: Path) -> list[Path] | None:
+    """The jars a complete resolve left in ``target``; None if there is none."""
     marker = target / _MARKER
     if marker.exists():
         jars = [target / name for name in marker.read_text().split()]
         if all(jar.exists() for jar in jars):
             return jars
+    return None
+
+
+def _retrieve(coordinates: list[str], target: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     (target / "ivy.xml").write_text(ivy_module(coordinates))
     print(
@@ -95,7 +109,7 @@ def resolve(coordinates: list[str]) -> list[Path]:
     names = sorted(p.name for p in target.glob("*.jar"))
     if not names:
         raise ResolveError(f"Ivy resolved {', '.join(coordinates)} but retrieved no jar")
-    marker.write_text("\n".join(names) + "\n")
+    (target / _MARKER).write_text("\n".join(names) + "\n")
     return [target / name for name in names]
 
 
