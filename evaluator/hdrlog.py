@@ -24,6 +24,7 @@ from hdrh.log import HistogramLogReader, HistogramLogWriter
 
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.reader import TIMESTAMP
+from ground import files
 from ground.contract import SECOND_MS
 
 NS_PER_MS = 1_000_000
@@ -59,7 +60,7 @@ def write(path: Path, timestamps_ms: np.ndarray, latencies_ms: np.ndarray, label
     keep = latencies_ms >= 0
     seconds = np.asarray(timestamps_ms)[keep] // SECOND_MS
     values = np.asarray(latencies_ms)[keep]
-    with path.open("w", encoding="utf-8") as out:
+    with files.replacing(path) as out:
         writer = HistogramLogWriter(out)
         writer.output_comment(f"[stagebench: {label}; latency in ns, broker clock]")
         writer.output_log_format_version()

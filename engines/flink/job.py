@@ -35,7 +35,7 @@ from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.flink import ENGINE, runtime
 from engines.flink.settings import FlinkSettings, flink_settings
 from engines.flink.statements import Statements, statements
-from ground import rundir
+from ground import files, rundir
 from ground.errors import ConfigError, EngineError
 from ground.kafka import client
 
@@ -131,7 +131,7 @@ def _status(run_dir: Path) -> str | None:
 
 
 def _start_runner(run_dir: Path, plan: Statements) -> subprocess.Popen:
-    (run_dir / STATEMENTS).write_text(json.dumps(plan.as_dict(), indent=2) + "\n")
+    files.write(run_dir / STATEMENTS, json.dumps(plan.as_dict(), indent=2) + "\n")
     interpreter = runtime.python()
     cmd = [str(interpreter), str(runtime.RUNNER), str(run_dir / STATEMENTS), str(run_dir / STATUS)]
     # Flink's own log goes to the run directory, not into the runtime's environment

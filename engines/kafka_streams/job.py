@@ -28,7 +28,7 @@ from engines import process
 from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.kafka_streams import ENGINE, build
 from engines.kafka_streams.settings import KafkaStreamsSettings, kafka_streams_settings
-from ground import contract, rundir
+from ground import contract, files, rundir
 from ground.errors import ConfigError, EngineError
 from ground.jvm.java import java_executable
 from ground.malformed import MAX_INPUT_BYTES, RANGES
@@ -115,7 +115,7 @@ def start_jvms(config: PipelineConfig, run_dir: Path) -> list[subprocess.Popen[A
     for instance in range(settings.instances):
         path = run_dir / instance_file(CONFIG_FILE, instance, settings.instances)
         doc = jvm_config(config, settings, run_dir, instance)
-        path.write_text(json.dumps(doc, indent=2) + "\n")
+        files.write(path, json.dumps(doc, indent=2) + "\n")
         command = [java_executable(), "-cp", cp, build.MAIN, str(path)]
         jvms.append(subprocess.Popen(command, stdin=subprocess.PIPE))
     return jvms

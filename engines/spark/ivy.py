@@ -17,6 +17,7 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from engines.spark import pyspark_jars
+from ground import files
 from ground.errors import ResolveError
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir
@@ -65,7 +66,7 @@ def resolve(coordinates: list[str]) -> list[Path]:
         if all(jar.exists() for jar in jars):
             return jars
     target.mkdir(parents=True, exist_ok=True)
-    (target / "ivy.xml").write_text(ivy_module(coordinates))
+    files.write(target / "ivy.xml", ivy_module(coordinates))
     print(
         f"Resolving {', '.join(coordinates)} with Ivy (first time only; cached in {target})...",
         file=sys.stderr,
@@ -95,7 +96,7 @@ def resolve(coordinates: list[str]) -> list[Path]:
     names = sorted(p.name for p in target.glob("*.jar"))
     if not names:
         raise ResolveError(f"Ivy resolved {', '.join(coordinates)} but retrieved no jar")
-    marker.write_text("\n".join(names) + "\n")
+    files.write(marker, "\n".join(names) + "\n")
     return [target / name for name in names]
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 from confluent_kafka.admin import AdminClient
 
+from ground import files
 from ground.errors import BrokerError
 from ground.jvm import maven
 from ground.jvm.java import java_executable
@@ -305,7 +306,7 @@ class EmbeddedBroker:
         state = BrokerState(
             bootstrap, KAFKA_VERSION, str(self.home), time.time(), tuple(nodes), self.heap
         )
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        files.write(self.state_file, json.dumps(asdict(state), indent=2) + "\n")
         return state
 
     def _jvm(self, node_home: Path, heap: str | None = None) -> list[str]:
@@ -356,7 +357,7 @@ class EmbeddedBroker:
     def _save(self, state: BrokerState, node: NodeState) -> BrokerState:
         nodes = tuple(node if n.node_id == node.node_id else n for n in state.nodes)
         state = replace(state, nodes=nodes)
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        files.write(self.state_file, json.dumps(asdict(state), indent=2) + "\n")
         return state
 
     def _clean(self) -> None:

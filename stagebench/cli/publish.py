@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ground import files
 from ground.config import from_mapping
 from ground.errors import PublishError
 from publisher.config import PublisherConfig
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from stagebench.console import Console
 
     config = config_from_args(args)
-
+    if args.summary:  # an unwritable one is refused before anything is sent
+        files.writable_dir(args.summary.parent)
     bootstrap = resolve(args.bootstrap)
     if not config.from_file:
         print(f"publishing {config.workload}: {derive(config).describe()}", file=sys.stderr)
@@ -76,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if args.summary:
-        args.summary.parent.mkdir(parents=True, exist_ok=True)
-        args.summary.write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+        files.write(args.summary, json.dumps(summary.to_dict(), indent=2) + "\n")
     lag = summary.send_lag_ms
     per_topic = ", ".join(f"{t}: {n}" for t, n in summary.messages.items())
     print(

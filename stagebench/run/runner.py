@@ -37,8 +37,8 @@ from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
 from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
-from ground import rundir
-from ground.errors import StagebenchError
+from ground import files, rundir
+from ground.errors import FileError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
@@ -88,6 +88,7 @@ def execute(
     (:meth:`Application.accepts`) and no fault is injected."""
     console = console or Console()
     validate(run, settings)  # before a broker is started for settings that cannot run
+    files.writable_dir(Path(run.results_dir))  # and for results that cannot be written
     bootstrap = resolve(run.bootstrap)
     run_id = new_run_id()
     run_dir = Path(run.results_dir) / rundir.dir_name(run.stage, run_id)
@@ -201,7 +202,13 @@ class Run:
             status = {"state": "failed", "error": repr(err)}
             raise
         finally:
-            self._shutdown(status)
+            try:
+                self._shutdown(status)
+            except FileError as err:
+                if status["state"] == "complete":
+                    raise
+                # a full disk must not hide the error that failed the run, raised on
+                self.console.warn(str(err))
         summary = self._evaluate()
         page = html_report.write(self.dir)
         self.console.step(f"wrote {page.describe()}")
@@ -392,4 +399,4 @@ class Run:
         return evaluate(self.bootstrap, info, self.config.evaluator, self.dir)
 
     def _write(self, name: str, data: Any) -> None:
-        (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")
+        files.write(self.dir / name, json.dumps(data, indent=2, default=str) + "\n")

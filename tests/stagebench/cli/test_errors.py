@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -215,3 +216,40 @@ def test_the_evaluators_removed_options_are_named(tmp_path, option):
     result = stagebench("evaluate", str(tmp_path), option)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"unrecognized arguments: {option}" in result.stderr
+
+
+def _no_file_grows() -> None:
+    # a disk with no room left, for root too (who writes into a directory of mode 0555)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["run", "--stage", "floor", "--bootstrap", "127.0.0.1:1", "--results", "{results}"],
+         "ERROR: cannot write in {results}: File too large"),
+        (["history", "--results", "{results}"],
+         "ERROR: cannot write the history index {results}/history.sqlite: File too large"),
+    ],
+)  # fmt: skip
+def test_results_that_cannot_be_written_are_one_line_before_anything_starts(
+    tmp_path, command, message
+):
+    results = tmp_path / "results"
+    results.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "stagebench", *(a.format(results=results) for a in command)],
+        capture_output=True, text=True, timeout=120, check=False, preexec_fn=_no_file_grows,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [message.format(results=results)]
+    assert not list(results.iterdir())
+
+
+def test_a_results_path_through_a_file_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    results = tmp_path / "file" / "results"
+    done = stagebench("run", "--stage", "floor", "--bootstrap", "127.0.0.1:1",
+                      "--results", str(results))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [f"ERROR: cannot create {results}: Not a directory"]
