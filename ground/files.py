@@ -36,9 +36,10 @@ def cause(err: OSError) -> str:
 
 
 @contextlib.contextmanager
-def replacing(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
+def replacing(path: Path, binary: bool = False, private: bool = False) -> Iterator[IO[Any]]:
     """A file (UTF-8 text, or ``binary``) whose content replaces ``path`` once the block
-    ends without an error; FileError naming ``path`` when it cannot be written."""
+    ends without an error; ``private``: of mode 0600, for secrets handed to a child
+    process. FileError naming ``path`` when it cannot be written."""
     try:
         fd, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     except OSError as err:
@@ -48,7 +49,7 @@ def replacing(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
         with os.fdopen(fd, "wb" if binary else "w", encoding=encoding, newline=newline) as out:
             yield out
             out.flush()
-            os.fchmod(out.fileno(), MODE)
+            os.fchmod(out.fileno(), 0o600 if private else MODE)
             os.fsync(out.fileno())
         os.replace(part, path)
     except OSError as err:
@@ -58,9 +59,10 @@ def replacing(path: Path, binary: bool = False) -> Iterator[IO[Any]]:
             os.unlink(part)
 
 
-def write(path: Path, data: str | bytes) -> None:
-    """Replace ``path``'s content with ``data`` (text as UTF-8), whole or not at all."""
-    with replacing(path, binary=isinstance(data, bytes)) as out:
+def write(path: Path, data: str | bytes, private: bool = False) -> None:
+    """Replace ``path``'s content with ``data`` (text as UTF-8), whole or not at all;
+    ``private``: of mode 0600."""
+    with replacing(path, binary=isinstance(data, bytes), private=private) as out:
         out.write(data)
 
 

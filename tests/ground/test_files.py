@@ -21,6 +21,11 @@ def test_a_write_replaces_the_file_whole_and_leaves_nothing_beside_it(tmp_path):
     assert path.stat().st_mode & 0o777 == files.MODE  # as open() makes it, not mkstemp's 0600
 
 
+def test_a_private_file_is_its_owners_alone(tmp_path):
+    files.write(tmp_path / "statements.json", "secret", private=True)
+    assert (tmp_path / "statements.json").stat().st_mode & 0o777 == 0o600
+
+
 def test_a_write_that_fails_midway_keeps_the_former_file(tmp_path):
     path = tmp_path / "capacity.json"
     path.write_text("whole")
