@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ground import envvars
+from ground import envvars, files
 from ground.errors import ConfigError
 
 SAME = (
@@ -52,11 +52,7 @@ def java_properties() -> dict[str, str]:
     path = properties_file()
     if path is None:
         return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"{envvars.KAFKA_PROPERTIES}: cannot read {path}: {err}") from err
-    return parse(text, str(path))
+    return parse(files.read_text(path, f"{envvars.KAFKA_PROPERTIES}:"), str(path))
 
 
 def redacted(properties: Mapping[str, str]) -> dict[str, str]:

@@ -57,12 +57,15 @@ def config_from_args(args: argparse.Namespace) -> PublisherConfig:
 
 def run(args: argparse.Namespace) -> int:
     from ground.kafka.resolve import resolve
-    from publisher.producer import publish
+    from publisher.producer import file_source, publish
     from stagebench.console import Console
 
     config = config_from_args(args)
-    if args.summary:  # an unwritable one is refused before anything is sent
+    # refused before a broker is started: a summary that cannot be written, a replay
+    # file that cannot be read or breaks the contract
+    if args.summary:
         files.writable_dir(args.summary.parent)
+    replay = file_source(config)
     bootstrap = resolve(args.bootstrap)
     if not config.from_file:
         print(f"publishing {config.workload}: {derive(config).describe()}", file=sys.stderr)
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Console().task("publishing", config.end_s) as update:
             summary = publish(
-                bootstrap, config, stop=stop, progress=lambda s: update(s.elapsed_s, describe(s))
+                bootstrap, config, stop, lambda s: update(s.elapsed_s, describe(s)), replay
             )
     finally:
         for sig, handler in previous.items():

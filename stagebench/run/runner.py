@@ -43,9 +43,11 @@ from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
+from publisher.producer import file_source
+from publisher.source import Source
 from publisher.workload import workload
 from stagebench.config.layers import Settings
-from stagebench.config.roles import assemble, validate
+from stagebench.config.roles import assemble, publisher_config, validate
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
@@ -87,12 +89,15 @@ def execute(
     suite's or a capacity search's shared Spark application, which runs the query when it can
     (:meth:`Application.accepts`) and no fault is injected."""
     console = console or Console()
-    validate(run, settings)  # before a broker is started for settings that cannot run
-    files.writable_dir(Path(run.results_dir))  # and for results that cannot be written
-    bootstrap = resolve(run.bootstrap)
+    # before a broker is started: settings that cannot run, results that cannot be
+    # written, a replay file that cannot be read or breaks the contract
+    validate(run, settings)
+    files.writable_dir(Path(run.results_dir))
     run_id = new_run_id()
+    replay = file_source(publisher_config(run, settings, RunTopics.for_run(run_id)))
+    bootstrap = resolve(run.bootstrap)
     run_dir = Path(run.results_dir) / rundir.dir_name(run.stage, run_id)
-    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application)
+    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application, replay)
     run_dir.mkdir(parents=True)
     return prepared.execute()
 
@@ -109,6 +114,7 @@ class Run:
         run_dir: Path,
         console: Console,
         application: Application | None = None,
+        replay: Source | None = None,
     ):
         self.run, self.bootstrap, self.run_id, self.dir = run, bootstrap, run_id, run_dir
         self.console = console
@@ -119,7 +125,7 @@ class Run:
         self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
         self.warmth = Warmth.of(run, self.config.pipeline, application)
         self.engine = Job(run_dir, self.config.pipeline, self.warmth.application)
-        self.publisher = PublisherThread(bootstrap, self.config.publisher)
+        self.publisher = PublisherThread(bootstrap, self.config.publisher, replay)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
         self.sampler = resources.ResourceSampler(
