@@ -18,13 +18,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader, HistogramLogWriter
 
 from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
 from evaluator.reader import TIMESTAMP
+from ground import files
 from ground.contract import SECOND_MS
+from ground.errors import FileError
 
 NS_PER_MS = 1_000_000
 SIGNIFICANT_FIGURES = 3
@@ -40,12 +43,18 @@ def new_histogram(highest_ns: int = HIGHEST_NS) -> HdrHistogram:
 
 def measured(parquet: Path) -> tuple[np.ndarray, np.ndarray]:
     """The measured outputs' append times and latencies (ms) from latencies.parquet, four
-    columns read."""
-    table = pq.read_table(
-        parquet,
-        columns=[TIMESTAMP.lstrip("_"), LATENCY],
-        filters=[(IN_RANGE, "=", True), (EXPLAINED, "=", True)],
-    )
+    columns read; FileError naming it when it is not such a file (cut short, corrupt)."""
+    try:
+        table = pq.read_table(
+            parquet,
+            columns=[TIMESTAMP.lstrip("_"), LATENCY],
+            filters=[(IN_RANGE, "=", True), (EXPLAINED, "=", True)],
+        )
+    except (pa.ArrowException, OSError) as err:
+        raise FileError(
+            f"{parquet} cannot be read as a run's latencies ({str(err).splitlines()[0]}); "
+            "stagebench evaluate --force writes it again from the run's topics"
+        ) from err
     return (
         table.column(0).to_numpy().astype(np.int64, copy=False),
         table.column(1).to_numpy().astype(np.int64, copy=False),
@@ -59,7 +68,7 @@ def write(path: Path, timestamps_ms: np.ndarray, latencies_ms: np.ndarray, label
     keep = latencies_ms >= 0
     seconds = np.asarray(timestamps_ms)[keep] // SECOND_MS
     values = np.asarray(latencies_ms)[keep]
-    with path.open("w", encoding="utf-8") as out:
+    with files.replacing(path) as out:
         writer = HistogramLogWriter(out)
         writer.output_comment(f"[stagebench: {label}; latency in ns, broker clock]")
         writer.output_log_format_version()

@@ -27,23 +27,24 @@ from evaluator.config import SETTLE_WINDOWS
 from evaluator.number_format import format_exact
 from evaluator.recovery.section import cause_text, level_text
 from evaluator.stats import STAT_KEYS
-from ground import rundir
+from ground import files, rundir
 from ground.errors import EvaluationError
 
 log = logging.getLogger(__name__)
 
 
 def check_writable(out_dir: Path, overwrite: bool) -> None:
-    """Refuse to replace an earlier evaluation's results unless ``overwrite``."""
+    """Refuse to replace an earlier evaluation's results unless ``overwrite``, and a
+    directory that cannot be written (FileError), before the topics are read."""
     if (out_dir / rundir.SUMMARY).exists() and not overwrite:
         raise EvaluationError(
             f"{out_dir / rundir.SUMMARY} exists: results are never overwritten "
             "(pass --force to evaluate again, or choose another --out)"
         )
+    files.writable_dir(out_dir)
 
 
 def write(out_dir: Path, summary: dict[str, Any], result: dict[str, Any]) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
     _write_latencies(result["latencies"], out_dir / rundir.LATENCIES)
     run = summary["run"]
     hdrlog.write(
@@ -51,9 +52,10 @@ def write(out_dir: Path, summary: dict[str, Any], result: dict[str, Any]) -> Non
         *hdrlog.measured(out_dir / rundir.LATENCIES),
         f"run {run['id']}, stage {run['stage']} ({run['impl']})",
     )
-    result["timeseries"].to_csv(out_dir / rundir.TIMESERIES, index=False)
-    (out_dir / rundir.REPORT).write_text(markdown(summary))
-    (out_dir / rundir.SUMMARY).write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    with files.replacing(out_dir / rundir.TIMESERIES) as out:
+        result["timeseries"].to_csv(out, index=False)
+    files.write(out_dir / rundir.REPORT, markdown(summary))
+    files.write(out_dir / rundir.SUMMARY, json.dumps(summary, indent=2, sort_keys=False) + "\n")
     log.info("wrote %s", out_dir / rundir.SUMMARY)
 
 
@@ -72,7 +74,8 @@ def _write_latencies(frame: pd.DataFrame, path: Path) -> None:
             if isinstance(col.dtype, pd.CategoricalDtype)
             else pa.array(col.to_numpy())
         )
-    pq.write_table(pa.table(columns), path)
+    with files.replacing(path, binary=True) as out:
+        pq.write_table(pa.table(columns), out)
 
 
 def markdown(summary: dict[str, Any]) -> str:

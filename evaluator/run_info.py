@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from evaluator.recovery.windows import Window
-from ground import rundir
+from ground import files, rundir
 from ground.errors import EvaluationError
 from ground.stages import STAGES
 
@@ -142,5 +142,5 @@ def save_run(run: RunInfo, run_dir: Path) -> Path:
     """Write ``run.json`` (for the orchestrator and tests)."""
     path = Path(run_dir) / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(run.to_json() + "\n")
+    files.write(path, run.to_json() + "\n")
     return path

@@ -7,6 +7,8 @@
 - :mod:`ground.rundir` names every file of a run directory, :mod:`ground.versioned`
   reads its JSON documents back, their schema version checked;
 - :mod:`ground.errors` and :mod:`ground.config`: one root exception, typed configs;
+- :mod:`ground.files`: documents written whole or not at all, text read with one line
+  saying what is wrong;
 - :mod:`ground.kafka`: which Kafka, the embedded broker, one-clock topics, the broker clock;
 - :mod:`ground.jvm`: Java discovery, pinned jars from Maven Central, heap readings.
 

@@ -17,6 +17,13 @@ class ConfigError(StagebenchError):
     exit_code = 2
 
 
+class FileError(StagebenchError):
+    """A file that cannot be read as text (missing, a directory, unreadable, not UTF-8) or
+    written (a read-only, unwritable or full directory): the message names it and why."""
+
+    exit_code = 2
+
+
 class JavaError(StagebenchError):
     """No usable Java runtime (Kafka and Spark need Java 17 or later)."""
 

@@ -78,6 +78,15 @@ class _Deliveries:
             self.first.append(f"{msg.topic()}: {err.str()}")
 
 
+def file_source(config: PublisherConfig) -> ReplaySource | LinesSource | None:
+    """The source of ``config``'s replay file, read and checked now (a bad line is an
+    error that names it): your own records (``key_field``), else stagebench's or NDW's
+    messages; None without a file."""
+    if not config.from_file:
+        return None
+    return LinesSource(config) if config.key_field else ReplaySource(config)
+
+
 def publish(
     bootstrap: str,
     config: PublisherConfig,
@@ -87,15 +96,12 @@ def publish(
 ) -> PublishSummary:
     """Run the schedule until it ends, ``max_messages`` are sent or ``stop`` is set.
 
-    ``source`` defaults to synthetic data (replay passes a
-    :class:`publisher.replay.ReplaySource`); the faulty-event workload mixes malformed
-    records into it. Returns after the final flush.
+    ``source`` defaults to the replay file's (:func:`file_source`), else synthetic data;
+    the faulty-event workload mixes malformed records into it. Returns after the final
+    flush.
     """
     sizing = derive(config)
-    if source is None and config.key_field:
-        source = LinesSource(config)
-    elif source is None:
-        source = ReplaySource(config) if config.from_file else SyntheticSource(config, sizing)
+    source = source or file_source(config) or SyntheticSource(config, sizing)
     faulty = (
         FaultySource(source, config.faulty_fraction) if workload(config.workload).faulty else None
     )

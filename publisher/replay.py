@@ -4,7 +4,9 @@ Two formats, told apart by their first lines (:func:`publisher.ndw.is_ndw`):
 
 - JSON lines, each one input message of :mod:`ground.contract` (speed or
   flow). Consecutive lines with the same ``observation_ts`` form one data
-  minute; a line that breaks the contract stops the replay with its number.
+  minute. Every line is read and checked when the source is made, before
+  anything is sent: a line that is not UTF-8 or breaks the contract is an
+  error naming its number, then the file is read again as it is sent.
 - The NDW export format (:mod:`publisher.ndw`): paired into the same messages,
   minute by minute; unreadable lines and observations without their twin are
   skipped and reported (:attr:`ReplaySource.report`), and only a file with
@@ -25,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ground import contract as schema
-from ground.errors import PublishError
+from ground import files
+from ground.errors import PublishError, StagebenchError
 from ground.malformed import validate_input
 from publisher import ndw
 from publisher.codec import encode
@@ -66,6 +69,13 @@ def read_minutes(lines: Iterable[str], name: str = "input") -> Iterator[list[dic
         yield group
 
 
+def text_lines(lines: Iterable[bytes], name: str) -> Iterator[str]:
+    """The lines as text; FileError naming the line and column of a byte that is not
+    UTF-8."""
+    for number, line in enumerate(lines, 1):
+        yield files.decode(line, name, number)
+
+
 def sends_of_minute(minute: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """The minute's messages grouped by location and lane, in first-seen order (twins together)."""
     sends: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -99,7 +109,7 @@ class ReplaySource:
                 raise PublishError(self.report.nothing_to_replay())
             self._minutes: Iterator[list[dict[str, Any]]] = itertools.chain([first], minutes)
         else:
-            self._minutes = read_minutes((line.decode("utf-8") for line in raw), str(path))
+            self._minutes = self._checked(raw, str(path))
         self._tick_s = config.tick_s
         self._end_s = config.end_s
         self._topics = {schema.SPEED: config.speed_topic, schema.FLOW: config.flow_topic}
@@ -107,6 +117,21 @@ class ReplaySource:
         self._seq: dict[tuple[str, str], int] = {}
         self.locations: set[str] = set()
         self.lanes: set[tuple[str, int]] = set()
+
+    def _checked(self, raw: Iterable[bytes], name: str) -> Iterator[list[dict[str, Any]]]:
+        """The minutes of a JSON-lines file once every line is read and checked: the
+        file is read again as it is sent, a pipe's minutes are kept."""
+        try:
+            minutes = read_minutes(text_lines(raw, name), name)
+            if not self._file.seekable():
+                return iter(list(minutes))
+            for _ in minutes:
+                pass
+        except StagebenchError:
+            self._file.close()
+            raise
+        self._file.seek(0)
+        return read_minutes(text_lines(self._file, name), name)
 
     def offsets(self, tick: int) -> list[float] | None:
         minute = next(self._minutes, None) if tick * self._tick_s < self._end_s else None

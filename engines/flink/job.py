@@ -1,9 +1,12 @@
 """The Flink job process: ``python -m engines.flink.job --config RUN_DIR/pipeline.json``.
 
 It runs in stagebench's environment: it writes the stage's Flink SQL
-(:mod:`engines.flink.statements`) to ``RUN_DIR/flink_statements.json``, starts the
-runner (:mod:`engines.flink.runner`) with the Flink runtime's interpreter
-(:mod:`engines.flink.runtime`) in its own process group, and then, every
+(:mod:`engines.flink.statements`) to ``RUN_DIR/flink_statements.json``, each table option
+that can carry a secret as ``<redacted>`` (:func:`ground.kafka.client.redacted`), starts
+the runner (:mod:`engines.flink.runner`) with the Flink runtime's interpreter
+(:mod:`engines.flink.runtime`) in its own process group on the statements as they are,
+from a file of mode 0600 in a private temporary directory deleted when the job stops,
+and then, every
 :data:`PROGRESS_EVERY_S`, reads the Flink job's status and the offsets its Kafka
 source has committed for its consumer group (the source commits what it has read every
 100 ms): ``pipeline.ready`` is touched once the job runs and its source has committed
@@ -22,6 +25,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -35,7 +39,7 @@ from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.flink import ENGINE, runtime
 from engines.flink.settings import FlinkSettings, flink_settings
 from engines.flink.statements import Statements, statements
-from ground import rundir
+from ground import files, rundir
 from ground.errors import ConfigError, EngineError
 from ground.kafka import client
 
@@ -65,18 +69,20 @@ def latest_checkpoint(checkpoint_dir: Path) -> Path | None:
 
 
 def job_statements(
-    config: PipelineConfig, jars: list[Path], restore: Path | None = None
+    config: PipelineConfig, jars: list[Path], restore: Path | None = None, redact: bool = False
 ) -> Statements:
     """The statements of ``config``'s stage with its settings and the connector ``jars``;
-    ``restore``: the checkpoint the job starts from."""
+    ``restore``: the checkpoint the job starts from; ``redact``: each Kafka option that can
+    carry a secret ``<redacted>``, as the run directory keeps them."""
     settings = flink_settings(config)
     conf = settings.table_conf(config)
     conf["pipeline.jars"] = ";".join(jar.as_uri() for jar in jars)
     if restore is not None:
         conf["execution.state-recovery.path"] = restore.as_uri()
-    return statements(
-        config, group_id(config), settings.source_kafka(), settings.sink_kafka(), conf
-    )
+    source, sink = settings.source_kafka(), settings.sink_kafka()
+    if redact:
+        source, sink = client.redacted(source), client.redacted(sink)
+    return statements(config, group_id(config), source, sink, conf)
 
 
 class Offsets:
@@ -130,10 +136,9 @@ def _status(run_dir: Path) -> str | None:
     return None if record is None else record["status"]
 
 
-def _start_runner(run_dir: Path, plan: Statements) -> subprocess.Popen:
-    (run_dir / STATEMENTS).write_text(json.dumps(plan.as_dict(), indent=2) + "\n")
+def _start_runner(run_dir: Path, plan: Path) -> subprocess.Popen:
     interpreter = runtime.python()
-    cmd = [str(interpreter), str(runtime.RUNNER), str(run_dir / STATEMENTS), str(run_dir / STATUS)]
+    cmd = [str(interpreter), str(runtime.RUNNER), str(plan), str(run_dir / STATUS)]
     # Flink's own log goes to the run directory, not into the runtime's environment
     env = {**os.environ, "FLINK_LOG_DIR": str(run_dir / FLINK_LOG)}
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
@@ -177,14 +182,19 @@ def run(
     elif (run_dir / rundir.PROGRESS).exists():
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     offsets = Offsets(config)
-    plan = job_statements(config, runtime.connector_jars(), restore)
-    runner = _start_runner(run_dir, plan)
-    try:
-        _follow(runner, offsets, run_dir, max_seconds, stop)
-    finally:
-        stop_runner(runner)
-        offsets.close()
-        cancel_left_on_cluster(flink_settings(config), run_dir)
+    jars = runtime.connector_jars()
+    shown = job_statements(config, jars, restore, redact=True)
+    files.write(run_dir / STATEMENTS, json.dumps(shown.as_dict(), indent=2) + "\n")
+    with tempfile.TemporaryDirectory(prefix="stagebench-flink-") as private:
+        plan = Path(private) / STATEMENTS
+        files.write(plan, json.dumps(job_statements(config, jars, restore).as_dict()), private=True)
+        runner = _start_runner(run_dir, plan)
+        try:
+            _follow(runner, offsets, run_dir, max_seconds, stop)
+        finally:
+            stop_runner(runner)
+            offsets.close()
+            cancel_left_on_cluster(flink_settings(config), run_dir)
     return 0
 
 

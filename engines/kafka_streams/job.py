@@ -3,12 +3,15 @@ RUN_DIR/pipeline.json --run-dir RUN_DIR [--parent-watch] [--resume]``.
 
 It resolves the jars and compiles the Java job if needed (:mod:`engines.kafka_streams.build`),
 writes the JVM's configuration (``kafka_streams.json``: the stage, its parameters, the
-input contract's tables, the Kafka Streams properties) into the run directory and runs
+input contract's tables, the Kafka Streams properties, each that can carry a secret as
+``<redacted>``: :func:`ground.kafka.client.redacted`) into the run directory and runs
 ``java … stagebench.kstreams.Main`` as its child, in this process's group, so a SIGKILL
-of the group ends both. The JVM writes the ready file, the progress events and its
-effective configuration (``kafka_streams_effective.json``) itself, and stops when its
-standard input closes: when this process stops it, or dies. A stop closes that pipe,
-waits for Kafka Streams to close, then sends SIGTERM and at last SIGKILL. With
+of the group ends both; the JVM takes the secret values from its environment
+(:data:`SECRETS`), never from a file or its command line. The JVM writes the ready file,
+the progress events and its effective configuration (``kafka_streams_effective.json``)
+itself, and stops when its standard input closes: when this process stops it, or dies. A
+stop closes that pipe, waits for Kafka Streams to close, then sends SIGTERM and at last
+SIGKILL. With
 ``instances`` > 1 it runs that many JVMs of the one application, each with files of its
 own (:func:`instance_file`), and merges their readiness and progress (:class:`Instances`);
 one of them killed (the instance-loss fault) leaves its tasks to the others.
@@ -16,6 +19,7 @@ one of them killed (the instance-loss fault) leaves its tasks to the others.
 
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -28,16 +32,21 @@ from engines import process
 from engines.config import IDLE_PROGRESS_MS, PipelineConfig
 from engines.kafka_streams import ENGINE, build
 from engines.kafka_streams.settings import KafkaStreamsSettings, kafka_streams_settings
-from ground import contract, rundir
+from ground import contract, files, rundir
 from ground.errors import ConfigError, EngineError
 from ground.jvm.java import java_executable
+from ground.kafka import client
 from ground.malformed import MAX_INPUT_BYTES, RANGES
 
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "kafka_streams.json"
 EFFECTIVE_FILE = "kafka_streams_effective.json"
-"""The Kafka Streams and producer properties as the JVM's clients see them, and the topology."""
+"""The Kafka Streams and producer properties as the JVM's clients see them (a value that
+holds a secret as ``<redacted>``), and the topology."""
+SECRETS = "STAGEBENCH_KAFKA_SECRETS"
+"""The JVM's variable of the properties written ``<redacted>`` in its configuration: a
+JSON object of their names and values."""
 POLL_S = 0.2
 CLOSE_S = 40.0
 """How long a stopping JVM may take: Kafka Streams closes within 30 s."""
@@ -54,7 +63,7 @@ def jvm_config(
     config: PipelineConfig, settings: KafkaStreamsSettings, run_dir: Path, instance: int = 0
 ) -> dict:
     """What the ``instance``-th JVM reads: the stage, its parameters, its files, the
-    contract, its properties."""
+    contract, its properties (a secret's value ``<redacted>``: :func:`secrets`)."""
     n = settings.instances
     return {
         "stage": config.stage,
@@ -87,8 +96,16 @@ def jvm_config(
             "ranges": {name: list(bounds) for name, bounds in RANGES.items()},
             "max_bytes": MAX_INPUT_BYTES,
         },
-        "properties": settings.properties(config, instance),
+        "properties": client.redacted(settings.properties(config, instance)),
     }
+
+
+def secrets(config: PipelineConfig) -> dict[str, str]:
+    """The properties of the job's JVMs that their configuration holds ``<redacted>``,
+    with their values (the same for every instance)."""
+    given = kafka_streams_settings(config).properties(config)
+    shown = client.redacted(given)
+    return {key: value for key, value in given.items() if shown[key] != value}
 
 
 def prepare(config: PipelineConfig, run_dir: Path, resume: bool) -> None:
@@ -111,13 +128,14 @@ def start_jvms(config: PipelineConfig, run_dir: Path) -> list[subprocess.Popen[A
         "starting Kafka Streams %s: stage %s, %d instance(s)",
         build.version(), config.stage, settings.instances,
     )  # fmt: skip
+    env = {**os.environ, SECRETS: json.dumps(secrets(config))}
     jvms = []
     for instance in range(settings.instances):
         path = run_dir / instance_file(CONFIG_FILE, instance, settings.instances)
         doc = jvm_config(config, settings, run_dir, instance)
-        path.write_text(json.dumps(doc, indent=2) + "\n")
+        files.write(path, json.dumps(doc, indent=2) + "\n")
         command = [java_executable(), "-cp", cp, build.MAIN, str(path)]
-        jvms.append(subprocess.Popen(command, stdin=subprocess.PIPE))
+        jvms.append(subprocess.Popen(command, stdin=subprocess.PIPE, env=env))
     return jvms
 
 

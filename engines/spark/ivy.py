@@ -11,12 +11,14 @@ downloads nothing.
 
 import hashlib
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from engines.spark import pyspark_jars
+from ground import files
 from ground.errors import ResolveError
 from ground.jvm.java import java_executable
 from ground.paths import cache_dir, install_lock
@@ -24,6 +26,24 @@ from ground.paths import cache_dir, install_lock
 log = logging.getLogger(__name__)
 
 _MARKER = "complete"
+_UNREACHED = re.compile(
+    r"server access error|SERVER ERROR|Host \S+ not found|proxy requires authentication",
+    re.IGNORECASE,
+)
+"""What Ivy says of a repository it could not ask (then it reports the module "not found"
+too)."""
+
+
+class NotPublished(ResolveError):
+    """Ivy asked every repository and none has the module."""
+
+
+def not_published(output: str, coordinate: str) -> bool:
+    """Whether Ivy's ``output`` of a failed resolution says for certain that ``coordinate``
+    is in none of its repositories: the module is "not found" and every repository was
+    reached (a network error, a proxy or a server error leaves it unknown)."""
+    group, artifact, version = parse_coordinate(coordinate)
+    return f"{group}#{artifact};{version}: not found" in output and not _UNREACHED.search(output)
 
 
 def pyspark_ivy_jar() -> Path:
@@ -56,7 +76,9 @@ def ivy_module(coordinates: list[str]) -> str:
 
 
 def resolve(coordinates: list[str]) -> list[Path]:
-    """Jars of ``coordinates`` with their runtime dependencies, resolved once and cached."""
+    """Jars of ``coordinates`` with their runtime dependencies, resolved once and cached;
+    NotPublished when Ivy says for certain that a repository has none of them
+    (:func:`not_published`), ResolveError on any other failure."""
     key = hashlib.sha256("\n".join(sorted(coordinates)).encode()).hexdigest()[:16]
     target = cache_dir() / "jars" / key
     if (jars := _resolved(target)) is not None:
@@ -79,7 +101,7 @@ def _resolved(target: Path) -> list[Path] | None:
 
 def _retrieve(coordinates: list[str], target: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
-    (target / "ivy.xml").write_text(ivy_module(coordinates))
+    files.write(target / "ivy.xml", ivy_module(coordinates))
     print(
         f"Resolving {', '.join(coordinates)} with Ivy (first time only; cached in {target})...",
         file=sys.stderr,
@@ -105,11 +127,13 @@ def _retrieve(coordinates: list[str], target: Path) -> list[Path]:
             if "::" in line or "UNRESOLVED" in line
         ]
         detail = "; ".join(problems[-5:]) or proc.stderr.strip()[-500:]
-        raise ResolveError(f"Ivy could not resolve {', '.join(coordinates)}: {detail}")
+        missing = all(not_published(proc.stdout + proc.stderr, c) for c in coordinates)
+        failed = NotPublished if missing else ResolveError
+        raise failed(f"Ivy could not resolve {', '.join(coordinates)}: {detail}")
     names = sorted(p.name for p in target.glob("*.jar"))
     if not names:
         raise ResolveError(f"Ivy resolved {', '.join(coordinates)} but retrieved no jar")
-    (target / _MARKER).write_text("\n".join(names) + "\n")
+    files.write(target / _MARKER, "\n".join(names) + "\n")
     return [target / name for name in names]
 
 

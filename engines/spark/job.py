@@ -32,7 +32,7 @@ from engines.spark.session import build_session
 from engines.spark.settings import REAL_TIME, spark_settings
 from engines.spark.sink import kafka_writer
 from engines.spark.source import read_inputs
-from ground import rundir
+from ground import files, rundir
 from ground.errors import ConfigError, EngineError
 from ground.kafka.topics import admin_client
 from ground.stages import chain
@@ -172,7 +172,7 @@ def run(
                 raise EngineError(f"the {config.stage} query stopped by itself")
             if not ready_file.exists() and ready(query, config.trigger == REAL_TIME):
                 # the application id names this job's executors (a worker-loss fault)
-                ready_file.write_text(spark.sparkContext.applicationId + "\n")
+                files.write(ready_file, spark.sparkContext.applicationId + "\n")
             if deadline is not None and time.monotonic() >= deadline:
                 break
     except StreamingQueryException as err:

@@ -42,7 +42,7 @@ from engines.spark.progress import ProgressWriter
 from engines.spark.session import build_session
 from engines.spark.settings import REAL_TIME, spark_settings
 from engines.spark.sink import query_name
-from ground import rundir
+from ground import files, rundir
 from ground.errors import StagebenchError
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class Server:
             del self.queries[run_dir]
             return
         if not running.ready and ready(query, running.config.trigger == REAL_TIME):
-            (run_dir / rundir.READY).write_text(self.app_id + "\n")
+            files.write(run_dir / rundir.READY, self.app_id + "\n")
             running.ready = True
 
     def close(self) -> None:
@@ -152,7 +152,7 @@ class Server:
 
 def _fail(run_dir: Path, err: BaseException) -> None:
     log.error("query of %s failed: %s", run_dir, err)
-    (run_dir / rundir.FAILED).write_text(first_line(err) + "\n")
+    files.write(run_dir / rundir.FAILED, first_line(err) + "\n")
 
 
 def _commands(stop: threading.Event) -> "queue.Queue[dict[str, Any]]":
@@ -182,7 +182,7 @@ def serve(app_dir: Path, stop: threading.Event, commands: "queue.Queue[dict[str,
     spark = build_session("stagebench-suite", conf["master"], conf["spark_conf"])
     plain_local_files(spark)  # harmless where every checkpoint has a scheme
     server = Server(spark, conf)
-    (app_dir / rundir.APPLICATION_READY).write_text(spark.sparkContext.applicationId + "\n")
+    files.write(app_dir / rundir.APPLICATION_READY, spark.sparkContext.applicationId + "\n")
     try:
         while not stop.is_set():
             with contextlib.suppress(queue.Empty):

@@ -9,10 +9,10 @@ cached (:func:`engines.spark.ivy.resolve`); every session then names those files
 """
 
 import functools
-import logging
 import os
 import re
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,38 +22,60 @@ from pyspark.sql import SparkSession
 
 from engines.spark import ivy, pyspark_jars
 from engines.spark.local_file_system import on_class_path
-from ground import envvars, paths
+from ground import envvars, files, paths
 from ground.errors import EngineError, ResolveError
 from ground.jvm.java import java_executable
-
-log = logging.getLogger(__name__)
-
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 CONNECTOR_FALLBACK = "4.2.0"
 """Connector release used when Maven Central has none of the installed PySpark's
 release (there is no 4.3.0 for PySpark 4.3.0): 4.2.0 reads and writes with PySpark 4.3,
 as the Spark smoke test checks on every CI run."""
+RECHECK_S = 86_400.0
+"""How long the fallback is used before the installed PySpark's own release is looked
+for again: a connector published since is taken from the next run on."""
 
 
 @functools.cache
 def kafka_connector() -> str:
-    """Maven coordinate of the Kafka connector: the PySpark version if published."""
+    """Maven coordinate of the Kafka connector: the PySpark version's where published,
+    else :data:`CONNECTOR_FALLBACK` (:func:`choose_connector`)."""
     if override := os.environ.get(envvars.SPARK_KAFKA_VERSION):
         return f"{CONNECTOR}:{override}"
-    choice = paths.cache_dir() / f"connector-for-pyspark-{pyspark.__version__}"
-    if choice.exists():
-        return choice.read_text().strip()
+    return choose_connector(
+        paths.cache_dir() / f"connector-for-pyspark-{pyspark.__version__}", pyspark.__version__
+    )
+
+
+def choose_connector(choice: Path, release: str) -> str:
+    """The connector for PySpark ``release``, remembered in the file ``choice``: its own
+    once found (for good); the fallback only after Ivy said for certain that there is
+    none (:class:`ivy.NotPublished`), and for :data:`RECHECK_S` before it looks again.
+    Any other failure (the network, a proxy) chooses nothing: it raises, or keeps a
+    fallback chosen before until the next run looks again."""
+    own, fallback = f"{CONNECTOR}:{release}", f"{CONNECTOR}:{CONNECTOR_FALLBACK}"
+    chosen = choice.read_text().strip() if choice.is_file() else None
+    if chosen == own or (chosen and time.time() - choice.stat().st_mtime < RECHECK_S):
+        return chosen
     try:
-        ivy.resolve([f"{CONNECTOR}:{pyspark.__version__}"])
-        coordinate = f"{CONNECTOR}:{pyspark.__version__}"
+        ivy.resolve([own])
+        coordinate = own
+    except ivy.NotPublished:
+        coordinate = fallback
+        if chosen is None:
+            print(
+                f"Spark's Kafka connector has no release {release} on the Maven repositories "
+                f"(the installed PySpark's): using {CONNECTOR_FALLBACK}, which works with "
+                f"PySpark {release}; stagebench looks for {release} again in a day.",
+                file=sys.stderr,
+                flush=True,
+            )
     except ResolveError:
-        log.warning(
-            "%s:%s is not published; using %s", CONNECTOR, pyspark.__version__, CONNECTOR_FALLBACK
-        )
-        coordinate = f"{CONNECTOR}:{CONNECTOR_FALLBACK}"
+        if chosen is None:
+            raise
+        return chosen
     choice.parent.mkdir(parents=True, exist_ok=True)
-    choice.write_text(coordinate + "\n")
+    files.write(choice, coordinate + "\n")
     return coordinate
 
 

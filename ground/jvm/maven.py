@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ground import envvars
+from ground import envvars, files
 from ground.errors import ResolveError
 from ground.paths import cache_dir
 
@@ -121,7 +121,7 @@ def resolve(pins: Sequence[Pin], what: str = "jars", repository: str | None = No
             "downloaded %d jars, %.1f MB, in %.1f s",
             len(missing), size / 1e6, time.monotonic() - started,
         )  # fmt: skip
-    _write_atomically(marker, "".join(f"{name}\n" for name in names))
+    files.write(marker, "".join(f"{name}\n" for name in names))
     return jars
 
 
@@ -169,13 +169,3 @@ def _sha1(path: Path) -> str | None:
             return hashlib.file_digest(f, lambda: hashlib.sha1(usedforsecurity=False)).hexdigest()
     except FileNotFoundError:
         return None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.replace(part, path)
-    finally:
-        Path(part).unlink(missing_ok=True)

@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 from confluent_kafka.admin import AdminClient
 
+from ground import files
 from ground.errors import BrokerError
 from ground.jvm import maven
 from ground.jvm.java import java_executable
@@ -387,7 +388,7 @@ class EmbeddedBroker:
         return state
 
     def _write(self, state: BrokerState) -> None:
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        files.write(self.state_file, json.dumps(asdict(state), indent=2) + "\n")
 
     def _clean(self) -> None:
         self.state_file.unlink(missing_ok=True)

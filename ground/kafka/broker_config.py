@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ground.kafka.ports import LOOPBACK
 
-
 RETENTION_HOURS = 168
 
 

@@ -6,6 +6,10 @@ inherits the variable. The engines' Java clients take its properties as they are
 (:func:`java_properties`); stagebench's own clients (librdkafka: the publisher, the
 evaluator, the topics, the floor) take them translated (:func:`librdkafka`), and a
 property they have no counterpart for is refused by name, before anything starts.
+
+A value that can carry a secret is written nowhere: wherever a property is recorded (an
+engine's configuration in the run directory) it is :data:`REDACTED` (:func:`redacted`),
+and a child process that needs it gets it through its environment or a private file.
 """
 
 import os
@@ -14,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ground import envvars
+from ground import envvars, files
 from ground.errors import ConfigError
 
 SAME = (
@@ -30,6 +34,11 @@ _JAAS = re.compile(
     re.S,
 )
 _OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+REDACTED = "<redacted>"
+"""What a secret property's value is written as."""
+_SECRET = re.compile(
+    r"jaas|password|secret|token|credential|private|user\.info|(^|\.)ssl\.key", re.IGNORECASE
+)
 
 
 def properties_file() -> Path | None:
@@ -43,11 +52,15 @@ def java_properties() -> dict[str, str]:
     path = properties_file()
     if path is None:
         return {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"{envvars.KAFKA_PROPERTIES}: cannot read {path}: {err}") from err
-    return parse(text, str(path))
+    return parse(files.read_text(path, f"{envvars.KAFKA_PROPERTIES}:"), str(path))
+
+
+def redacted(properties: Mapping[str, str]) -> dict[str, str]:
+    """``properties`` with the value of each that can carry a secret as :data:`REDACTED`,
+    under any prefix (``producer.``, Flink's ``properties.``): a JAAS configuration (it
+    holds the password), any password, key store or key (``ssl.key*``), secret, token,
+    credential, private key or user info."""
+    return {key: REDACTED if _SECRET.search(key) else v for key, v in properties.items()}
 
 
 def parse(text: str, where: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from engines.base import Impl
 from engines.registry import chosen
-from ground import rundir
+from ground import files, rundir
 from ground.errors import EngineError
 from ground.kafka.naming import new_run_id
 from stagebench.capacity.fit import PASS_HALF_WIDTH, PassFit
@@ -61,8 +61,9 @@ def one_search(
 ) -> CapacityResult:
     """A search of ``name``'s capacity within ``bounds``, its probes real runs, and its files."""
 
-    out = Path(base.results_dir) / rundir.dir_name(f"capacity-{name}", new_run_id())
-    out.mkdir(parents=True)
+    out = files.writable_dir(
+        Path(base.results_dir) / rundir.dir_name(f"capacity-{name}", new_run_id())
+    )
     # in a shared application too, a probe settles over its own windows (--settle-window)
     probe_base = replace(base, stage=name, impl=impl, results_dir=str(out),
                          warm_settle_window_s=base.settle_window_s)  # fmt: skip
@@ -201,9 +202,9 @@ def write(out: Path, result: CapacityResult) -> html_report.Page:
     """capacity.json, capacity.png, capacity.md and the search's report.html."""
 
     doc = result.as_dict()
-    (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    files.write(out / rundir.CAPACITY, json.dumps(doc, indent=2, default=str) + "\n")
     image = plot(doc, out / rundir.CAPACITY_PLOT)
-    (out / rundir.CAPACITY_MD).write_text(report(doc, image))
+    files.write(out / rundir.CAPACITY_MD, report(doc, image))
     return html_report.write(out)
 
 
@@ -211,11 +212,10 @@ def write_set(results_dir: Path, results: list[CapacityResult], table: str) -> P
     """The directory of a set of searches one command ran (``--engines``, ``--stages``,
     ``--repeat``): capacities.json naming them and the table printed, and its report.html
     with their latency–throughput curves together."""
-    out = results_dir / rundir.dir_name("capacities", new_run_id())
-    out.mkdir(parents=True)
+    out = files.writable_dir(results_dir / rundir.dir_name("capacities", new_run_id()))
     searches = [os.path.relpath(result.dir, out) for result in results]
     doc = {"searches": searches, "table": table}
-    (out / rundir.CAPACITIES).write_text(json.dumps(doc, indent=2) + "\n")
+    files.write(out / rundir.CAPACITIES, json.dumps(doc, indent=2) + "\n")
     print(f"report: {html_report.write(out).describe()}")
     return out
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evaluator.summary_file import load_summary
-from ground import rundir
+from ground import files, rundir
 from stagebench.capacity.fit import pass_band
 from stagebench.report.capacity import deciding_probes
 
@@ -80,7 +80,8 @@ def plot(doc: dict[str, Any], path: Path) -> Path | None:
     if traces:
         _plot_traces(fig.add_subplot(grid[:, 1]), traces, limit_ms)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with files.replacing(path, binary=True) as out:
+        fig.savefig(out, dpi=110, format="png")
     plt.close(fig)
     return path
 

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ground import files
 from ground.config import from_mapping
 from ground.errors import PublishError
 from publisher.config import PublisherConfig
@@ -56,11 +57,15 @@ def config_from_args(args: argparse.Namespace) -> PublisherConfig:
 
 def run(args: argparse.Namespace) -> int:
     from ground.kafka.resolve import resolve
-    from publisher.producer import publish
+    from publisher.producer import file_source, publish
     from stagebench.console import Console
 
     config = config_from_args(args)
-
+    # refused before a broker is started: a summary that cannot be written, a replay
+    # file that cannot be read or breaks the contract
+    if args.summary:
+        files.writable_dir(args.summary.parent)
+    replay = file_source(config)
     bootstrap = resolve(args.bootstrap)
     if not config.from_file:
         print(f"publishing {config.workload}: {derive(config).describe()}", file=sys.stderr)
@@ -70,14 +75,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Console().task("publishing", config.end_s) as update:
             summary = publish(
-                bootstrap, config, stop=stop, progress=lambda s: update(s.elapsed_s, describe(s))
+                bootstrap, config, stop, lambda s: update(s.elapsed_s, describe(s)), replay
             )
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if args.summary:
-        args.summary.parent.mkdir(parents=True, exist_ok=True)
-        args.summary.write_text(json.dumps(summary.to_dict(), indent=2) + "\n")
+        files.write(args.summary, json.dumps(summary.to_dict(), indent=2) + "\n")
     lag = summary.send_lag_ms
     per_topic = ", ".join(f"{t}: {n}" for t, n in summary.messages.items())
     print(

@@ -19,6 +19,7 @@ from typing import Any
 from engines.config import PipelineConfig
 from engines.registry import engines
 from evaluator.config import EvaluatorConfig
+from ground import files
 from ground.config import as_dict, from_mapping
 from ground.errors import ConfigError
 from publisher.config import PublisherConfig
@@ -168,9 +169,7 @@ def refuse_moved(section: str, key: str, source: str, classes: dict[str, type]) 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(Path(path).read_text())
-    except FileNotFoundError as err:
-        raise ConfigError(f"config file {path} not found") from err
+        return tomllib.loads(files.read_text(Path(path), "config file"))
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"config file {path} is not valid TOML: {err}") from err
 

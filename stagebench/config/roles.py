@@ -61,9 +61,7 @@ def assemble(
 ) -> RoleConfigs:
     """Every role's configuration, built and validated; ConfigError on any bad value or
     combination."""
-    publisher = from_mapping(
-        PublisherConfig, _publisher_mapping(run, settings, topics), "publisher"
-    )
+    publisher = publisher_config(run, settings, topics)
     pipeline = from_mapping(
         PipelineConfig,
         {
@@ -100,6 +98,12 @@ def assemble(
     )
     check_combination(run, publisher, pipeline)
     return RoleConfigs(publisher, pipeline, evaluator)
+
+
+def publisher_config(run: RunConfig, settings: Settings, topics: RunTopics) -> PublisherConfig:
+    """The publisher's configuration of a run on ``topics``: it needs no broker, so a
+    replay file can be read and checked before one is started."""
+    return from_mapping(PublisherConfig, _publisher_mapping(run, settings, topics), "publisher")
 
 
 def validate(run: RunConfig, settings: Settings) -> None:

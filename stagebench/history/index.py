@@ -17,8 +17,8 @@ from contextlib import closing, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from ground import rundir
-from ground.errors import HistoryError, StagebenchError
+from ground import files, rundir
+from ground.errors import FileError, HistoryError, StagebenchError
 from stagebench.history.entry import Entry, Figure, read_entry
 
 log = logging.getLogger(__name__)
@@ -89,8 +89,10 @@ def _holds_results(path: Path) -> bool:
 
 def rebuild(results_dir: Path) -> list[str]:
     """Write the index afresh from the directories; the directories it could not read."""
-    entries, problems = scan(results_dir)
     target = index_path(results_dir)
+    if why := files.unwritable(Path(results_dir)):
+        raise FileError(f"cannot write the history index {target}: {why}")
+    entries, problems = scan(results_dir)
     fresh = target.with_name(f".{INDEX}.{os.getpid()}")
     fresh.unlink(missing_ok=True)
     try:
@@ -100,6 +102,9 @@ def rebuild(results_dir: Path) -> list[str]:
             for entry in entries:
                 _insert(db, entry)
         os.replace(fresh, target)
+    except (sqlite3.Error, OSError) as err:  # a disk that filled meanwhile
+        why = files.cause(err) if isinstance(err, OSError) else str(err)
+        raise FileError(f"cannot write the history index {target}: {why}") from err
     finally:
         fresh.unlink(missing_ok=True)
     return problems

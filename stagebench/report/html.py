@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ground import rundir
+from ground import files, rundir
 from stagebench.report.capacity import capacity_page
 from stagebench.report.curves import capacities_page
 from stagebench.report.data import load_run
@@ -49,5 +49,5 @@ def write(results_dir: Path, self_contained: bool = False) -> Page:
     else:
         title, body = run_page(load_run(results_dir))
     path = results_dir / rundir.REPORT_HTML
-    path.write_text(document(title, body, results_dir, self_contained), encoding="utf-8")
+    files.write(path, document(title, body, results_dir, self_contained))
     return Page(path, path.stat().st_size, time.monotonic() - began)

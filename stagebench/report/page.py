@@ -14,7 +14,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs, get_plotlyjs_version
 
-from ground import rundir
+from ground import files, rundir
 
 PLOTLY_JS = f"plotly-{get_plotlyjs_version()}.min.js"
 """plotly.js as written beside the results directories."""
@@ -50,9 +50,7 @@ def document(title: str, body: list[str], page_dir: Path, self_contained: bool =
     else:
         shared = page_dir.resolve().parent / PLOTLY_JS
         if not shared.is_file():
-            partial = shared.with_name(f".{PLOTLY_JS}.partial")
-            partial.write_text(get_plotlyjs(), encoding="utf-8")
-            partial.replace(shared)
+            files.write(shared, get_plotlyjs())
         script = f'<script src="../{PLOTLY_JS}"></script>{MISSING}'
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

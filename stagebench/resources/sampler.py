@@ -48,6 +48,7 @@ from typing import Any, Final
 
 import psutil
 
+from ground import files
 from ground.jvm.heap import jvm_counters
 
 log = logging.getLogger(__name__)
@@ -315,7 +316,7 @@ def _cpu_seconds(proc: psutil.Process) -> tuple[float, float]:
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     """The samples as resources.csv (``CSV_FIELDS``)."""
-    with path.open("w", newline="") as out:
+    with files.replacing(path) as out:
         writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
         writer.writeheader()
         writer.writerows(rows)

@@ -20,7 +20,7 @@ from typing import Any
 
 from engines.config import PipelineConfig
 from engines.registry import chosen
-from ground import rundir
+from ground import files, rundir
 from ground.errors import ConfigError, EngineError
 from stagebench.console import Update
 
@@ -75,7 +75,7 @@ class Application:
         """Start the application and wait until its Spark session runs."""
         self.install()
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / rundir.APPLICATION_CONF).write_text(json.dumps(self.conf, indent=2) + "\n")
+        files.write(self.dir / rundir.APPLICATION_CONF, json.dumps(self.conf, indent=2) + "\n")
         cmd = [sys.executable, "-m", self.module, "--app-dir", str(self.dir)]
         with open(self.dir / rundir.APPLICATION_LOG, "ab") as out:
             self.proc = subprocess.Popen(

@@ -23,7 +23,7 @@ from typing import Any
 from engines.base import Engine
 from engines.config import PipelineConfig
 from engines.registry import chosen
-from ground import rundir
+from ground import files, rundir
 from ground.config import as_dict
 from ground.errors import ConfigError, EngineError
 from stagebench.console import Update
@@ -45,7 +45,7 @@ def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
         raise ConfigError(f"{run_dir} already holds a pipeline run; use a fresh run directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     doc = {"pipeline": as_dict(config)}
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    files.write(path, json.dumps(doc, indent=2) + "\n")
     return path
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from ground.errors import PublishError, StagebenchError
 from publisher.config import PublisherConfig
 from publisher.producer import publish
+from publisher.source import Source
 from publisher.summary import ProgressSnapshot, PublishSummary
 
 
@@ -15,8 +16,12 @@ class PublisherThread:
     """One run's publisher: its thread, its stop signal, its latest progress, and how it
     ended (a summary or an error)."""
 
-    def __init__(self, bootstrap: str, config: PublisherConfig):
-        self.bootstrap, self.config = bootstrap, config
+    def __init__(
+        self, bootstrap: str, config: PublisherConfig, source: Source | None = None
+    ) -> None:
+        """``source``: what to publish, a replay file's read and checked already (default:
+        :func:`publisher.producer.publish`'s)."""
+        self.bootstrap, self.config, self.source = bootstrap, config, source
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
         self.summary: PublishSummary | None = None
@@ -26,7 +31,9 @@ class PublisherThread:
     def start(self) -> None:
         def work() -> None:
             try:
-                self.summary = publish(self.bootstrap, self.config, self.stopping, progress)
+                self.summary = publish(
+                    self.bootstrap, self.config, self.stopping, progress, self.source
+                )
             except StagebenchError as err:  # reported by the main thread
                 self.error = err
             except Exception as err:

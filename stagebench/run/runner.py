@@ -37,15 +37,17 @@ from evaluator.evaluation import evaluate
 from evaluator.lateness import dropped_by_watermark
 from evaluator.result import Summary
 from evaluator.run_info import RunInfo, RunMetadata, save_run
-from ground import rundir
-from ground.errors import StagebenchError
+from ground import files, rundir
+from ground.errors import FileError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
+from publisher.producer import file_source
+from publisher.source import Source
 from publisher.workload import workload
 from stagebench.config.layers import Settings
-from stagebench.config.roles import assemble, validate
+from stagebench.config.roles import assemble, publisher_config, validate
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
@@ -87,11 +89,15 @@ def execute(
     suite's or a capacity search's shared Spark application, which runs the query when it can
     (:meth:`Application.accepts`) and no fault is injected."""
     console = console or Console()
-    validate(run, settings)  # before a broker is started for settings that cannot run
-    bootstrap = resolve(run.bootstrap)
+    # before a broker is started: settings that cannot run, results that cannot be
+    # written, a replay file that cannot be read or breaks the contract
+    validate(run, settings)
+    files.writable_dir(Path(run.results_dir))
     run_id = new_run_id()
+    replay = file_source(publisher_config(run, settings, RunTopics.for_run(run_id)))
+    bootstrap = resolve(run.bootstrap)
     run_dir = Path(run.results_dir) / rundir.dir_name(run.stage, run_id)
-    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application)
+    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application, replay)
     run_dir.mkdir(parents=True)
     return prepared.execute()
 
@@ -108,6 +114,7 @@ class Run:
         run_dir: Path,
         console: Console,
         application: Application | None = None,
+        replay: Source | None = None,
     ):
         self.run, self.bootstrap, self.run_id, self.dir = run, bootstrap, run_id, run_dir
         self.console = console
@@ -118,7 +125,7 @@ class Run:
         self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
         self.warmth = Warmth.of(run, self.config.pipeline, application)
         self.engine = Job(run_dir, self.config.pipeline, self.warmth.application)
-        self.publisher = PublisherThread(bootstrap, self.config.publisher)
+        self.publisher = PublisherThread(bootstrap, self.config.publisher, replay)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
         self.sampler = resources.ResourceSampler(
@@ -201,7 +208,13 @@ class Run:
             status = {"state": "failed", "error": repr(err)}
             raise
         finally:
-            self._shutdown(status)
+            try:
+                self._shutdown(status)
+            except FileError as err:
+                if status["state"] == "complete":
+                    raise
+                # a full disk must not hide the error that failed the run, raised on
+                self.console.warn(str(err))
         summary = self._evaluate()
         page = html_report.write(self.dir)
         self.console.step(f"wrote {page.describe()}")
@@ -392,4 +405,4 @@ class Run:
         return evaluate(self.bootstrap, info, self.config.evaluator, self.dir)
 
     def _write(self, name: str, data: Any) -> None:
-        (self.dir / name).write_text(json.dumps(data, indent=2, default=str) + "\n")
+        files.write(self.dir / name, json.dumps(data, indent=2, default=str) + "\n")

@@ -26,7 +26,7 @@ from typing import TypedDict
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.table import to_markdown
 from evaluator.summary_file import is_incomplete
-from ground import rundir
+from ground import files, rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id
 from stagebench.config.layers import Settings, engine_tables
@@ -75,7 +75,7 @@ def run_suite(
     :func:`round_orders` (``seed``: a fresh random one when None)."""
     suite_id = new_run_id()
     suite_dir = Path(base.results_dir) / rundir.dir_name("suite", suite_id)
-    suite_dir.mkdir(parents=True)
+    files.writable_dir(suite_dir)
     order = round_orders(
         stages,
         repeat,
@@ -139,7 +139,7 @@ def run_suite(
         "pace_spread": comparison.pace_spread,
         "pace_drift": comparison.pace_drift,
     }
-    (suite_dir / rundir.COMPARISON).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    files.write(suite_dir / rundir.COMPARISON, json.dumps(doc, indent=2, default=str) + "\n")
     rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
     if warmed_up is not None:
         rounds_note += " " + describe_warm_up(warmed_up)
@@ -148,9 +148,10 @@ def run_suite(
             f"round {f['round']}, {f['stage']} ({f['impl']}): {f['error']}" for f in failed
         )
     html = rundir.REPORT_HTML
-    (suite_dir / rundir.COMPARISON_MD).write_text(
+    files.write(
+        suite_dir / rundir.COMPARISON_MD,
         f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n"
-        f"Plots: in [{html}]({html}), beside this file.\n"
+        f"Plots: in [{html}]({html}), beside this file.\n",
     )
     page = html_report.write(suite_dir)
     return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)

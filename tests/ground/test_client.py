@@ -52,6 +52,30 @@ def test_stagebench_s_own_clients_take_the_credentials_and_a_pem_trust_store():
     }
 
 
+SECRET_KEYS = (
+    "sasl.jaas.config", "ssl.key.password", "ssl.keystore.password", "ssl.keystore.key",
+    "ssl.keystore.location", "ssl.truststore.password", "SSL.KEY.PASSWORD",
+    "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.token.endpoint.url",
+    "sasl.oauthbearer.assertion.private.key.passphrase", "basic.auth.user.info",
+    # under the prefixes an engine adds: Kafka Streams' clients, Flink's table options
+    "producer.sasl.jaas.config", "main.consumer.ssl.key.password", "properties.sasl.jaas.config",
+)  # fmt: skip
+PLAIN_KEYS = (
+    "security.protocol", "sasl.mechanism", "ssl.truststore.location", "ssl.truststore.type",
+    "ssl.endpoint.identification.algorithm", "bootstrap.servers", "properties.group.id",
+    "key.format", "sasl.kerberos.service.name",
+)  # fmt: skip
+
+
+def test_every_value_that_can_carry_a_secret_is_redacted_and_its_key_kept():
+    given = {key: f"value of {key}" for key in SECRET_KEYS + PLAIN_KEYS}
+    shown = client.redacted(given)
+    assert list(shown) == list(given)
+    assert [k for k in shown if shown[k] == client.REDACTED] == list(SECRET_KEYS)
+    assert all(shown[k] == given[k] for k in PLAIN_KEYS)
+    assert given["sasl.jaas.config"] == "value of sasl.jaas.config"  # the input is left alone
+
+
 @pytest.mark.parametrize(
     ("java", "message"),
     [

@@ -6,8 +6,10 @@ import json
 import pytest
 
 from ground import contract as schema
-from ground.errors import PublishError
-from publisher.replay import read_minutes, sends_of_minute
+from ground.config import from_mapping
+from ground.errors import FileError, PublishError
+from publisher.config import PublisherConfig
+from publisher.replay import ReplaySource, read_minutes, sends_of_minute
 
 
 def line(ts, loc="RWS01_MONIBAS_0021hrl0414ra", lane=1, kind=schema.SPEED, value=88.0):
@@ -58,3 +60,25 @@ def test_sends_keep_twins_together_in_first_seen_order():
         [("B", 1)],
         [("A", 2)],
     ]
+
+
+def _source(path):
+    return ReplaySource(from_mapping(PublisherConfig, {"from_file": str(path)}, "publisher"))
+
+
+def test_a_replay_file_is_checked_whole_before_its_first_send(tmp_path):
+    path = tmp_path / "replay.jsonl"
+    lines = [line(60_000).encode(), b"", line(120_000).encode(), b'{"lane": 1}']
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(PublishError, match=r"replay\.jsonl:4: .*location_id"):
+        _source(path)  # the last line's problem, before a tick is asked for
+    lines[-1] = line(120_000, lane=2).encode("utf-8")
+    path.write_bytes(b"\n".join([*lines[:2], lines[2].replace(b"RWS", b"R\xe9S"), *lines[3:]]))
+    with pytest.raises(FileError) as caught:
+        _source(path)
+    assert str(caught.value) == (
+        f"{path}: line 3, column 19: byte 0xe9 is not UTF-8 (save the file as UTF-8)"
+    )
+    path.write_bytes(b"\n".join(lines))
+    source = _source(path)  # read again as it is sent
+    assert [len(source.offsets(t) or []) for t in range(4)] == [1, 2, 0, 0]

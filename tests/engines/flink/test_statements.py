@@ -1,6 +1,7 @@
 """The Flink SQL a job runs, built without Flink: what each stage's statements hold, and
 that the latency settings reach them."""
 
+import json
 import time
 
 import pytest
@@ -139,3 +140,20 @@ def test_a_checkpointed_job_writes_and_resumes_from_its_checkpoints(tmp_path):
     assert newest == tmp_path / "b" / "chk-1"
     plan = job_statements(config, [], newest)
     assert plan.settings["execution.state-recovery.path"] == newest.as_uri()
+
+
+def test_the_statements_kept_in_the_run_directory_hold_no_secret(tmp_path, monkeypatch):
+    canary = "canary-7f3a"
+    jaas = f'PlainLoginModule required username="bench" password="{canary}";'
+    properties = tmp_path / "client.properties"
+    properties.write_text(f"security.protocol=SASL_SSL\nsasl.jaas.config={jaas}\n")
+    monkeypatch.setenv("STAGEBENCH_KAFKA_PROPERTIES", str(properties))
+    config = flink_config("join")
+    kept = job_statements(config, [], redact=True)
+    run = job_statements(config, [])
+    for table in (kept.ddl[0], kept.ddl[-1], run.ddl[0], run.ddl[-1]):
+        assert "'properties.security.protocol' = 'SASL_SSL'" in table
+    assert canary not in json.dumps(kept.as_dict())
+    assert "'properties.sasl.jaas.config' = '<redacted>'" in kept.ddl[0]
+    assert f"'properties.sasl.jaas.config' = {quote(jaas)}" in run.ddl[-1]
+    assert kept.settings == run.settings and kept.insert == run.insert

@@ -2,11 +2,12 @@
 properties and JVM configuration a job gets (no Kafka, no JVM)."""
 
 import json
+import subprocess
 
 import pytest
 
 from engines.config import PipelineConfig
-from engines.kafka_streams import ENGINE
+from engines.kafka_streams import ENGINE, build, job
 from engines.kafka_streams.job import jvm_config, prepare
 from engines.kafka_streams.settings import KafkaStreamsSettings
 from ground import rundir
@@ -133,3 +134,39 @@ def test_the_engine_takes_an_engine_restart_and_warms_up():
     assert ENGINE.faults == ("engine-restart", "instance-loss")
     assert ENGINE.warms_up
     assert ENGINE.versions() == {"kafka_streams": "4.3.1"}
+
+
+CANARY = "canary-7f3a"
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    f'username="bench" password="{CANARY}";'
+)
+
+
+@pytest.fixture
+def secured(tmp_path, monkeypatch):
+    """A client properties file whose SASL password is :data:`CANARY`."""
+    properties = tmp_path / "client.properties"
+    properties.write_text(f"security.protocol=SASL_PLAINTEXT\nsasl.jaas.config={JAAS}\n")
+    monkeypatch.setenv("STAGEBENCH_KAFKA_PROPERTIES", str(properties))
+
+
+def test_the_jvm_configuration_names_the_secret_but_its_value_comes_from_the_environment(
+    tmp_path, secured, monkeypatch
+):
+    config = pipeline(tmp_path, stage="ingest", instances=2)
+    started = []
+    monkeypatch.setattr(build, "job_classpath", lambda store: "classes")
+    monkeypatch.setattr(build, "version", lambda: "4.3.1")
+    monkeypatch.setattr(job, "java_executable", lambda: "java")
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, **kw: started.append((cmd, kw)))
+    job.start_jvms(config, tmp_path)
+    for name in ("instance-0.kafka_streams.json", "instance-1.kafka_streams.json"):
+        written = (tmp_path / name).read_text()
+        assert CANARY not in written
+        assert json.loads(written)["properties"]["sasl.jaas.config"] == "<redacted>"
+        assert json.loads(written)["properties"]["security.protocol"] == "SASL_PLAINTEXT"
+    assert len(started) == 2
+    for command, options in started:
+        assert CANARY not in " ".join(command)
+        assert json.loads(options["env"][job.SECRETS]) == {"sasl.jaas.config": JAAS}

@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 
 from ground.kafka.ports import free_port
 from stagebench.cli import build_parser
+from tests.stagebench.results_dirs import make_run
 
 
 def stagebench(*args: str, env_extra=None) -> subprocess.CompletedProcess:
@@ -215,3 +217,96 @@ def test_the_evaluators_removed_options_are_named(tmp_path, option):
     result = stagebench("evaluate", str(tmp_path), option)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"unrecognized arguments: {option}" in result.stderr
+
+
+def _no_file_grows() -> None:
+    # a disk with no room left, for root too (who writes into a directory of mode 0555)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["run", "--stage", "floor", "--bootstrap", "127.0.0.1:1", "--results", "{results}"],
+         "ERROR: cannot write in {results}: File too large"),
+        (["history", "--results", "{results}"],
+         "ERROR: cannot write the history index {results}/history.sqlite: File too large"),
+    ],
+)  # fmt: skip
+def test_results_that_cannot_be_written_are_one_line_before_anything_starts(
+    tmp_path, command, message
+):
+    results = tmp_path / "results"
+    results.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "stagebench", *(a.format(results=results) for a in command)],
+        capture_output=True, text=True, timeout=120, check=False, preexec_fn=_no_file_grows,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [message.format(results=results)]
+    assert not list(results.iterdir())
+
+
+def test_a_results_path_through_a_file_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    results = tmp_path / "file" / "results"
+    done = stagebench("run", "--stage", "floor", "--bootstrap", "127.0.0.1:1",
+                      "--results", str(results))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [f"ERROR: cannot create {results}: Not a directory"]
+
+
+def test_a_config_that_is_a_directory_or_not_utf8_is_one_line(tmp_path):
+    done = stagebench("config", "show", "--config", str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ERROR: config file {tmp_path}: a directory, not a file"
+    ]
+    config = tmp_path / "bench.toml"
+    config.write_bytes(b"[run]\nrate = 100  # \xff\n")
+    done = stagebench("config", "show", "--config", str(config))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ERROR: config file {config}: line 2, column 15: byte 0xff is not UTF-8 "
+        "(save the file as UTF-8)"
+    ]
+
+
+def test_a_properties_file_that_is_not_utf8_is_one_line(tmp_path):
+    properties = tmp_path / "client.properties"
+    properties.write_bytes(b"security.protocol=SASL_SSL\nsasl.mechanism=PL\xc3\n")
+    done = stagebench("config", "show", env_extra={"STAGEBENCH_KAFKA_PROPERTIES": str(properties)})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"ERROR: STAGEBENCH_KAFKA_PROPERTIES: {properties}: line 2, column 18: byte 0xc3 is "
+        "not UTF-8 (save the file as UTF-8)"
+    ]
+
+
+def test_a_replay_file_that_is_not_utf8_is_refused_before_anything_starts(tmp_path):
+    replay = tmp_path / "replay.jsonl"
+    replay.write_bytes(b'{"location_id": "\xff"}\n')
+    config = tmp_path / "bench.toml"
+    config.write_text(f'[publisher]\nfrom_file = "{replay}"\n')
+    results = tmp_path / "results"
+    line = f"ERROR: {replay}: line 1, column 18: byte 0xff is not UTF-8 (save the file as UTF-8)"
+    # 127.0.0.1:1 answers nothing: reaching for it would be a 10 s timeout and exit 1
+    for command in (
+        ["run", "--stage", "floor", "--config", str(config), "--results", str(results)],
+        ["publish", "--from-file", str(replay)],
+    ):
+        done = stagebench(*command, "--bootstrap", "127.0.0.1:1")
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip().splitlines() == [line]
+    assert not list(results.iterdir())
+
+
+def test_a_corrupt_latencies_file_beside_a_valid_summary_is_one_line(tmp_path):
+    run_dir = make_run(tmp_path, "ingest", "00000001")
+    parquet = run_dir / "latencies.parquet"
+    parquet.write_bytes(parquet.read_bytes()[:100])  # cut short, as by a full disk
+    done = stagebench("report", str(run_dir))
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"ERROR: {parquet} cannot be read as a run's latencies (")
+    assert line.endswith("); stagebench evaluate --force writes it again from the run's topics")

@@ -8,7 +8,7 @@ import pytest
 
 from engines.spark.settings import SparkSettings
 from ground.config import from_mapping
-from ground.errors import ConfigError
+from ground.errors import ConfigError, FileError
 from ground.jvm.heap import MAGIC, JvmCounters, from_counters, read_counters
 from ground.kafka.naming import RunTopics
 from stagebench.config.layers import CLI, DEFAULT, effective, load
@@ -108,7 +108,7 @@ def test_worker_loss_needs_a_standalone_master_before_anything_starts():
 
 
 def test_missing_config_file(tmp_path):
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(FileError, match=r"nope\.toml: not found"):
         load(tmp_path / "nope.toml", {})
 
 

@@ -41,12 +41,12 @@ public final class Main {
             System.err.println("ERROR: usage: java stagebench.kstreams.Main CONFIG.json");
             System.exit(2);
         }
-        Config config = new Config(new ObjectMapper().readTree(new File(args[0])));
+        Config config = new Config(new ObjectMapper().readTree(new File(args[0])), System.getenv(Config.SECRETS));
         Path runDir = Path.of(config.text("run_dir"));
         Properties props = config.properties();
         Stages stages = new Stages(config);
         Topology topology = stages.build(props);
-        writeEffective(runDir.resolve(config.text("effective_file")), props, topology);
+        writeEffective(runDir.resolve(config.text("effective_file")), config, props, topology);
 
         KafkaStreams streams = new KafkaStreams(topology, props);
         CountDownLatch done = new CountDownLatch(1);
@@ -111,15 +111,19 @@ public final class Main {
         }
     }
 
-    /** The Kafka Streams properties and the producer's, as the clients get them. */
-    private static void writeEffective(Path path, Properties props, Topology topology) throws IOException {
+    /**
+     * The Kafka Streams properties and the producer's, as the clients get them, a value that
+     * holds a secret written {@code <redacted>}.
+     */
+    private static void writeEffective(Path path, Config config, Properties props, Topology topology)
+            throws IOException {
         StreamsConfig streams = new StreamsConfig(props);
         Map<String, Object> effective = new TreeMap<>();
         Map<String, String> values = new TreeMap<>();
-        streams.values().forEach((k, v) -> values.put(k, String.valueOf(v)));
+        streams.values().forEach((k, v) -> values.put(k, config.shown(String.valueOf(v))));
         effective.put("streams", values);
         Map<String, String> producer = new TreeMap<>();
-        streams.getProducerConfigs("stagebench").forEach((k, v) -> producer.put(k, String.valueOf(v)));
+        streams.getProducerConfigs("stagebench").forEach((k, v) -> producer.put(k, config.shown(String.valueOf(v))));
         effective.put("producer", producer);
         effective.put("topology", topology.describe().toString());
         Files.write(path, new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(effective));
