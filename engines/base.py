@@ -84,6 +84,11 @@ class Engine:
     a window closes once every topic has passed its end), "greatest" (either topic, as
     Kafka Streams' stream time); the evaluator splits a window's latency at the input
     that closed it (evaluator.closing). None: it runs no window."""
+    carries_inputs: bool = True
+    """Its outputs carry their inputs' broker times and count (``input_ts_latest``,
+    ``input_ts_earliest``, ``input_count``), which the evaluator checks. False (a user's
+    job): an output may leave them out, and the evaluator takes them from the inputs it
+    names (docs/own-pipeline.md)."""
     install: Callable[[Any], None] | None = None
     """Installs what its job needs that is not there yet, saying what it downloads (first
     use only), given the engine's settings: called by the bench before it starts the job,

@@ -144,9 +144,18 @@ def run_warnings(
         out.append("no outputs in the measured period")
     if config.warmup_s == 0 and not run_marked_start:
         out.append("warm-up not trimmed (warmup_s = 0): start-up latencies are included")
-    for key in ("duplicates", "malformed_outputs"):
-        if records.get(key):
-            out.append(f"{records[key]} {key.replace('_', ' ')} outputs")
+    if records.get("duplicates"):
+        out.append(
+            f"{records['duplicates']} duplicate outputs: an output of the same identity was "
+            "written again (an at-least-once sink after a restart, or a defect); only the "
+            "first counts"
+        )
+    if records.get("malformed_outputs"):
+        out.append(
+            f"{records['malformed_outputs']} malformed outputs: not a JSON object, or "
+            "lacking a field the stage needs to measure and identify them, or of the wrong "
+            "type (docs/own-pipeline.md); they are left out of every other number"
+        )
     if period.hi < period.lo:
         out.append("the measured period is empty (warm-up and end cut cover the whole run)")
     return out

@@ -121,15 +121,19 @@ def measure(
     """
     unread = 0
     own = stage(run.stage).own
-    if own:
-        outputs = own_job.filled(outputs, inputs)
+    expected_all = None
+    if inputs is not None and (own or not run.carries_inputs):
+        lookbacks = (config.lookback_short_s, config.lookback_long_s)
+        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
+    if own or (not run.carries_inputs and own_job.fills(run.stage) and inputs is not None):
+        outputs = own_job.filled(run.stage, outputs, expected_all)
     if from_ms is not None:
         early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
         unread = int(early.sum())
         outputs = _subset(outputs, ~early)
     good, bad = _well_formed(run.stage, outputs)
     in_ts, period = _period(run, config, good, inputs)
-    found = _explain(run, config, good, inputs, period)
+    found = _explain(run, config, good, inputs, period, expected_all)
     good = found.good
     identity = stage(run.stage).identity
     in_range = good[IN_RANGE].to_numpy()
@@ -310,9 +314,11 @@ def _explain(
     good: pd.DataFrame,
     inputs: pd.DataFrame | None,
     period: Period,
+    expected_all: pd.DataFrame | None = None,
 ) -> _Explained:
     """Each output's latency from the inputs' own timestamps, matched by identity; an
-    output no input explains keeps its carried time only to be counted (unexpected)."""
+    output no input explains keeps its carried time only to be counted (unexpected).
+    ``expected_all``: the expected outputs, where they were derived already."""
     if inputs is None:
         good = with_latencies(good, period)
         good[EXPLAINED] = True
@@ -320,7 +326,8 @@ def _explain(
     identity = stage(run.stage).identity
     malformed_inputs = malformed_by_kind = None
     lookbacks = (config.lookback_short_s, config.lookback_long_s)
-    expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
+    if expected_all is None:
+        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
     expected_in = _subset(expected_all, period.contains(expected_all[s.INPUT_TS_LATEST].to_numpy()))
     if not stage(run.stage).raw:
         malformed_inputs = int((~exp.valid_mask(inputs)).sum()) if len(inputs) else 0

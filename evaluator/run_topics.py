@@ -44,8 +44,9 @@ def read_from_ms(run: RunInfo, config: EvaluatorConfig) -> int | None:
     ``config.read_before_s`` before the run's marked start, when the stage writes one
     output per input (an output's inputs are then read whenever the output is: it is
     stamped after them) and the run has no disturbance (whose recovery baseline may
-    reach further back). A join, a window or a user's job (which may be either) needs
-    inputs from before its outputs, so those read whole topics. At a capacity probe's
+    reach further back). A join, a window or a user's job (which may be either, and whose
+    outputs' input times come from the inputs) needs inputs from before its outputs, so
+    those read whole topics. At a capacity probe's
     rates, reading the whole topics would take about as long as the probe itself.
     """
     if (
@@ -54,6 +55,7 @@ def read_from_ms(run: RunInfo, config: EvaluatorConfig) -> int | None:
         or run.disturbances
         or stage(run.stage).stateful
         or stage(run.stage).own
+        or not run.carries_inputs
     ):
         return None
     return run.start_ms - round(config.read_before_s * 1000)

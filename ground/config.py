@@ -20,18 +20,7 @@ T = TypeVar("T")
 
 def from_mapping(cls: type[T], values: Mapping[str, Any], section: str) -> T:
     """Build ``cls`` from ``values``; unknown keys and bad values raise ConfigError."""
-    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(values) - fields)
-    if unknown:
-        raise ConfigError(
-            f"unknown key(s) in [{section}]: {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(fields))})"
-        )
-    hints = typing.get_type_hints(cls)
-    for name, value in values.items():
-        expected = hints.get(name, Any)
-        if not _fits(value, expected):
-            raise ConfigError(f"[{section}] {name}: expected {_kind(expected)}, got {value!r}")
+    check_types(cls, values, section)
     try:
         return cls(**values)
     except ConfigError as err:
@@ -42,12 +31,30 @@ def from_mapping(cls: type[T], values: Mapping[str, Any], section: str) -> T:
         raise ConfigError(f"[{section}] {err}") from err
 
 
-def _fits(value: Any, expected: Any) -> bool:
+def check_types(cls: type, values: Mapping[str, Any], section: str) -> None:
+    """ConfigError for a key of ``values`` that ``cls`` lacks or a value not of its key's
+    type: what :func:`from_mapping` checks before it builds ``cls``, for a table that is
+    only part of what builds it."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise ConfigError(
+            f"unknown key(s) in [{section}]: {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(fields))})"
+        )
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        expected = hints.get(name, Any)
+        if not fits(value, expected):
+            raise ConfigError(f"[{section}] {name}: expected {_kind(expected)}, got {value!r}")
+
+
+def fits(value: Any, expected: Any) -> bool:
     """``value`` has the type ``expected`` names, as TOML and JSON give it: an integer is
     also a number, a mapping also a settings class; a type this does not know fits."""
     origin, args = typing.get_origin(expected), typing.get_args(expected)
     if origin in (typing.Union, types.UnionType):
-        return any(_fits(value, arg) for arg in args)
+        return any(fits(value, arg) for arg in args)
     if origin is Literal:
         return value in args
     if expected is type(None):
@@ -64,7 +71,7 @@ def _fits(value: Any, expected: Any) -> bool:
         return isinstance(value, str | Path)
     if origin in (tuple, list):
         item = args[0] if args else Any
-        return isinstance(value, tuple | list) and all(_fits(v, item) for v in value)
+        return isinstance(value, tuple | list) and all(fits(v, item) for v in value)
     if origin is dict or expected is dict:
         return isinstance(value, Mapping)
     if dataclasses.is_dataclass(expected) and isinstance(expected, type):

@@ -25,4 +25,5 @@ ENGINE = Engine(
     job="engines.command.job",
     warms_up=True,  # your job may run on a JVM: the auto warm-up waits for its JIT too
     settings=CommandSettings,
+    carries_inputs=False,  # what the page calls optional, the evaluator fills
 )

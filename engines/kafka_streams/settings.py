@@ -35,8 +35,8 @@ class KafkaStreamsSettings(Settings):
     producer_linger_ms: int = field(
         default=0,
         metadata={
-            "help": "producer.linger.ms: Kafka Streams' own producer default is 100 ms, "
-            "which put a pass-through's p50 at 51 ms; 0 sends each output at once (p50 1 ms)"
+            "help": "producer.linger.ms: how long the producer waits to fill a batch (Kafka "
+            "Streams' own default is 100 ms); 0 sends each output at once"
         },
     )
     cache_max_bytes: int = field(
@@ -51,8 +51,8 @@ class KafkaStreamsSettings(Settings):
         default=100,
         metadata={
             "help": "commit.interval.ms: how often offsets (and with exactly-once the "
-            "transaction) are committed; with a cache of 0, 100 and 1000 gave the same "
-            "at-least-once latency, and a short one leaves less to redo after a restart"
+            "transaction) are committed; with a cache of 0 and at-least-once it holds no "
+            "output back, and a short one leaves less to redo after a restart"
         },
     )
     join_grace_ms: int = field(

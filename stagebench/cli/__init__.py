@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"stagebench {__version__}")
     parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more log output (-vv: debug)"
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more log output (-vv: debug) (default: warnings and errors only)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:

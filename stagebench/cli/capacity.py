@@ -39,8 +39,8 @@ CAPACITY = (
     f"{PROBE_LEAD_IN_S:g} s lead-in at half the rate and at most {PROBE_WARMUP_MAX_S:g} s "
     "of warm-up at the rate unless --duration, --lead-in and --warmup-max say otherwise. "
     "Each probe starts a job of its own; --application shared runs a Spark search's as "
-    "queries of one Spark application warmed up first at the first probe's rate (near capacity "
-    "its verdicts and a warmed-up job's have disagreed both ways: docs/capacity.md)."
+    "queries of one Spark application warmed up first at the first probe's rate (when that "
+    "is sound: docs/capacity.md#a-probe)."
 )
 
 # (option, dest, type, default, metavar, help) of the search and its verdicts
@@ -77,9 +77,13 @@ def add(sub: Subparsers) -> None:
     )
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument(
-        "--stage", metavar="STAGE", help=f"the stage to measure: {', '.join(MEASURED)}"
+        "--stage",
+        metavar="STAGE",
+        help=f"the stage to measure: {', '.join(MEASURED)} (required, or --stages)",
     )
-    which.add_argument("--stages", help="comma-separated stages: one table of capacities")
+    which.add_argument(
+        "--stages", help="comma-separated stages: one table of capacities (required, or --stage)"
+    )
     parser.add_argument(
         "--engines",
         metavar="ENGINES",

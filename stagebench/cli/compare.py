@@ -12,6 +12,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 from evaluator.summary_file import load_summary
@@ -32,12 +33,22 @@ COMPARE = (
     "runs a side) unless --allow-no-verdict, 2 when it cannot be made, 0 otherwise."
 )
 
+EXAMPLES = """\
+examples, one of each mode:
+  stagebench compare results/20261205T002643Z-suite-2e25e59a
+      the stage table of a suite (or of run directories of several stages)
+  stagebench compare results/*-join-a0d1 results/*-join-b7e2
+      A/B: two runs of one stage (or two suites, or --a DIR... --b DIR...)
+  stagebench compare --baseline base/*-suite-* new/*-suite-* --max-regression 10%
+      the regression check: exit 1 when NEW is significantly worse by more than 10 %"""
+
 
 def add(sub: Subparsers) -> None:
     parser = sub.add_parser(
         "compare",
         help="compare runs: the stage table, an A/B comparison, or a regression check",
-        description=COMPARE,
+        description=f"{textwrap.fill(COMPARE, 78)}\n\n{EXAMPLES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "run_dirs", nargs="*", type=Path, metavar="DIR",

@@ -13,8 +13,9 @@ from typing import Any
 from engines.config import PipelineConfig
 from engines.registry import engines
 from evaluator.config import EvaluatorConfig
+from ground.errors import ConfigError
 from publisher.config import PublisherConfig
-from stagebench.config.layers import ENGINE_TABLE
+from stagebench.config.layers import ENGINE_TABLE, SET, parse_set
 from stagebench.config.settings import RunConfig
 
 
@@ -61,10 +62,20 @@ def engine_options() -> tuple[tuple[str, type, str], ...]:
 
 
 def run_overrides(args: argparse.Namespace, **extra: Any) -> dict[str, dict[str, Any]]:
-    """The command line's ``[run]`` values and engine options (only those given)."""
+    """The command line's ``[run]`` values, engine options and ``--set`` tables (only
+    those given); ConfigError when ``--set`` sets a key an option also sets."""
     values = {key: getattr(args, key, None) for key in (*RUN_FIELDS, "bootstrap")} | extra
     overrides = {"run": {key: value for key, value in values.items() if value is not None}}
+    options: dict[tuple[str, str], str] = {}
     for section, _, name in engine_options():
         if (value := getattr(args, name, None)) is not None:
             overrides.setdefault(section, {})[name] = value
+            options[(section, name)] = name
+    for section, table in parse_set(getattr(args, "set", None) or ()).items():
+        for key, value in table.items():
+            if (section, key) in options:
+                raise ConfigError(
+                    f"{SET} {section}.{key} and its option both set [{section}] {key}: give one"
+                )
+            overrides.setdefault(section, {})[key] = value
     return overrides

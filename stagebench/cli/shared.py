@@ -7,6 +7,7 @@ from pathlib import Path
 from ground import envvars
 from stagebench.cli.fields import add_field
 from stagebench.cli.options import RUN_FIELDS, engine_options
+from stagebench.config.layers import SET
 from stagebench.config.settings import RunConfig
 
 Subparsers = argparse._SubParsersAction
@@ -62,6 +63,18 @@ def add_run_arguments(
             add_field(parser, RunConfig, name, option, kind=kind, shown=(shown or {}).get(name))
     for _, cls, name in engine_options():
         add_field(parser, cls, name)
+    parser.add_argument(
+        SET,
+        action="append",
+        dest="set",
+        metavar="TABLE.KEY=VALUE",
+        help="set a key of a configuration file's table ([publisher], [pipeline], "
+        "[engine.<name>], [evaluator]) as the file would, over --config's: "
+        "engine.flink.buffer_timeout_ms=100, pipeline.watermark_delay_ms=1000, "
+        "engine.spark.spark_conf.spark.sql.shuffle.partitions=4 (an entry of a table); "
+        "VALUE is read as TOML, else as text; repeatable; `config show` lists every key "
+        "(default: none)",
+    )
     add_bootstrap(parser)
 
 

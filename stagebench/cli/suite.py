@@ -56,7 +56,8 @@ def add(sub: Subparsers) -> None:
         parser,
         "--no-floor",
         "leave out the floor (a plain Kafka consume→produce loop), which otherwise "
-        "runs first so that ingest's increment is measured over it (default: run it)",
+        "runs in every round so that ingest's increment is measured over it (default: run "
+        "it)",
     )
     flag(parser, "--wide", WIDE)
     add_run_arguments(parser)

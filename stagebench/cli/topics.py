@@ -32,7 +32,11 @@ def add(sub: Subparsers) -> None:
             metavar="TOPIC",
             help="topic names (default: the speed, flow and output topics of --run-id)",
         )
-        action.add_argument("--run-id", help="run whose topics to use (create: default a new id)")
+        action.add_argument(
+            "--run-id",
+            help="run whose topics to use (default: create: a new id; check: none, then "
+            "name the topics)",
+        )
         action.add_argument(
             "--leader", type=int, help="broker id that must lead every partition (default: lowest)"
         )

@@ -3,7 +3,7 @@
 - ``broker-restart`` / ``broker-kill``: the embedded broker is stopped (SIGTERM,
   a clean shutdown; or SIGKILL) for ``fault_down_s`` seconds, then started again
   on its own data. Producers and the job's Kafka clients retry meanwhile.
-- ``engine-restart``: the Spark job's whole process group is killed (SIGKILL)
+- ``engine-restart``: the job's whole process group is killed (SIGKILL)
   and the job started again from its checkpoint, as a supervisor would.
 - ``worker-loss``: one executor JVM of a standalone cluster is killed (SIGKILL);
   the master starts another and Spark reruns the lost tasks.

@@ -12,6 +12,8 @@ exactly one place. Every value remembers its source for ``config show``.
 
 import dataclasses
 import tomllib
+import typing
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,13 +22,15 @@ from engines.config import PipelineConfig
 from engines.registry import engines
 from evaluator.config import EvaluatorConfig
 from ground import files
-from ground.config import as_dict, from_mapping
+from ground.config import as_dict, check_types, fits, from_mapping
 from ground.errors import ConfigError
 from publisher.config import PublisherConfig
 from stagebench.config.settings import RunConfig
 
 DEFAULT = "default"
 CLI = "command line"
+SET = "--set"
+"""The option that sets any key of a table on the command line: ``--set TABLE.KEY=VALUE``."""
 
 # keys a run sets itself or takes from [run]: section -> key -> where it comes from
 DERIVED: dict[str, dict[str, str]] = {
@@ -117,10 +121,72 @@ def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
                         f"unknown key [{section}] {key} in {source} "
                         f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
                     )
+                earlier = values[section].get(key)
+                if isinstance(value, dict) and isinstance(earlier, dict):
+                    # a table-valued key (spark_conf): the later layer's entries add to
+                    # the earlier's, as --set engine.spark.spark_conf.KEY=VALUE does
+                    value = {**earlier, **value}
+                    source = f"{sources[section][key]}, {source}"
                 values[section][key] = value
                 sources[section][key] = source
+    for section, cls in classes.items():
+        check_types(cls, values[section], section)
+        if section.startswith(f"{ENGINE_TABLE}.") and values[section]:
+            from_mapping(cls, values[section], section)  # a table given is checked whole
     _own_job(values, sources)
     return Settings(values, sources)
+
+
+def parse_set(pairs: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The tables that ``--set TABLE.KEY=VALUE`` options give, as a TOML file's tables
+    would hold them: ``engine.flink.buffer_timeout_ms=100`` is ``[engine.flink]
+    buffer_timeout_ms = 100``.
+
+    VALUE is read as a TOML value (``100``, ``0.5``, ``true``, ``"text"``, ``[1, 2]``);
+    where it is no TOML value, or not of its key's type while its key takes text, it is
+    the text itself (``master=local[4]``). A key of a table-valued key (Spark's
+    ``spark_conf``) follows it: ``engine.spark.spark_conf.spark.sql.shuffle.partitions=4``
+    adds that entry. ``[run]``'s keys are options of their own. ConfigError names what is
+    wrong; unknown keys and wrong types are :func:`load`'s to refuse."""
+    classes = section_classes()
+    tables_set = [name for name in classes if name != "run"]
+    tables: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        path, sep, text = pair.partition("=")
+        parts = path.strip().split(".")
+        cut = next((i for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in classes), 0)
+        if not sep or not cut or cut == len(parts):
+            raise ConfigError(
+                f"{SET} expects TABLE.KEY=VALUE with a table of {', '.join(tables_set)}, e.g. "
+                f"{SET} engine.flink.buffer_timeout_ms=100; got {pair!r}"
+            )
+        section, key, entry = ".".join(parts[:cut]), parts[cut], ".".join(parts[cut + 1 :])
+        if section == "run":
+            raise ConfigError(
+                f"{SET} {pair}: [run] {key} is an option of its own (see --help), not a {SET}"
+            )
+        hints = typing.get_type_hints(classes[section])
+        hint = hints.get(key, Any)
+        table = tables.setdefault(section, {})
+        if not entry:
+            table[key] = _value(text, hint)
+            continue
+        if typing.get_origin(hint) is not dict:
+            raise ConfigError(f"{SET} {pair}: [{section}] {key} is no table of its own")
+        item = typing.get_args(hint)[1] if typing.get_args(hint) else Any
+        table.setdefault(key, {})[entry] = _value(text, item)
+    return tables
+
+
+def _value(text: str, hint: Any) -> Any:
+    """``text`` as a TOML value, or as itself where that fits ``hint`` better."""
+    try:
+        value = tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+    if not fits(value, hint) and fits(text, hint):
+        return text
+    return value
 
 
 OWN_JOB = f"{ENGINE_TABLE}.command"

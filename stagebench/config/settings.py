@@ -81,9 +81,10 @@ class RunConfig:
     warmup_min_s: float = field(
         default=240.0,
         metadata={
-            "help": "shortest auto warm-up of a Spark stage in a JVM of its own, seconds, "
-            "capped at warmup_max_s (the floor runs no JVM and has none, nor has a run in "
-            "a warmed-up shared application): the JIT can plateau before its next drop"
+            "help": "shortest auto warm-up of a job on a JIT (Spark, Flink, Kafka Streams, "
+            "your command) in a process of its own, seconds, capped at warmup_max_s (the "
+            "floor has none, nor has a run in a warmed-up shared application): a JIT can "
+            "plateau before its next drop"
         },
     )
     """The JIT compiles in tiers, and a settled-looking plateau can come before the next
@@ -158,7 +159,10 @@ class RunConfig:
     )
     ready_timeout_s: float = field(
         default=300.0,
-        metadata={"help": "longest wait for the Spark job to be running, seconds"},
+        metadata={
+            "help": "longest wait for the engine's job to be running (its query, job or "
+            "topology; your command's ready file), seconds"
+        },
     )
     partitions: int = field(default=1, metadata={"help": "partitions per topic"})
     leader: int | None = field(
@@ -197,8 +201,9 @@ class RunConfig:
     checkpoint_root: str | None = field(
         default=None,
         metadata={
-            "help": "Spark checkpoint location every cluster node reaches (e.g. an "
-            "hdfs:// or s3a:// URI)",
+            "help": "where the job keeps its checkpoints and state (Spark's checkpoints, "
+            "Flink's, Kafka Streams' state directory), on storage every node of a cluster "
+            "reaches (e.g. an hdfs:// or s3a:// URI for Spark)",
             "default": "the run directory",
         },
     )

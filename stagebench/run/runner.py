@@ -368,6 +368,7 @@ class Run:
             stage=self.run.stage,
             engine=self.run.runs_on().name,
             event_clock=self.run.runs_on().event_clock,
+            carries_inputs=self.run.runs_on().carries_inputs,
             output_topic=self.topics.output,
             input_topics=tuple(self.topics.inputs),
             impl=self.run.impl,

@@ -11,6 +11,7 @@ from evaluator.measure import measure
 from evaluator.reader import OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from evaluator.record import from_dict
 from evaluator.result import Summary
+from evaluator.run_info import RunInfo
 from evaluator.summary import build_summary
 from ground import contract as s
 from stagebench.report.summary_table import format_runs
@@ -100,3 +101,63 @@ def test_a_run_of_the_ladder_has_no_unreferenced_count():
         "unreferenced_inputs"
         not in build_summary(RUN, EvaluatorConfig(), "b:1", result).as_dict()["records"]
     )
+
+
+# a job claiming a stage of the ladder (--job … --stage S): what docs/own-pipeline.md
+# calls optional is taken from the inputs, as it is for stage job
+CLAIMED = dataclasses.replace(RUN, stage="ingest", input_topics=("speed",), carries_inputs=False)
+
+
+def _claimed(run: RunInfo, outputs: pd.DataFrame, inputs: pd.DataFrame) -> dict:
+    config = EvaluatorConfig(warmup_s=0)
+    return build_summary(run, config, "b:1", measure(run, config, outputs, inputs)).as_dict()
+
+
+def test_a_pass_through_claiming_ingest_with_only_the_naming_fields_is_trusted():
+    ts = [1000 * i for i in range(10)]
+    summary = _claimed(CLAIMED, _job_outputs(list(range(10)), [4] * 10, ts), _raw_inputs(ts))
+    assert summary["trusted"] is True, summary["warnings"]
+    records = summary["records"]
+    assert records["malformed_outputs"] == 0 and records["missing"] == 0
+    assert records["outputs"] == records["expected"] == 10
+    assert records["input_ts_mismatch"] == records["input_count_mismatch"] == 0
+    assert summary["latency_ms"]["count"] == 10 and summary["latency_ms"]["p50"] == 4
+    # stagebench's own engines must still carry them: their outputs are malformed
+    strict = _claimed(
+        dataclasses.replace(CLAIMED, carries_inputs=True),
+        _job_outputs(list(range(10)), [4] * 10, ts),
+        _raw_inputs(ts),
+    )
+    assert strict["records"]["malformed_outputs"] == 10
+    assert "10 malformed outputs: " in " ".join(strict["warnings"])
+
+
+def test_what_a_claiming_job_carries_is_checked_and_what_it_lacks_is_filled():
+    ts = [1000 * i for i in range(6)]
+    inputs = _inputs(ts)
+    outputs = _outputs(inputs, [5] * 6).assign(**{s.SPEED: 1.0, s.FLOW: np.nan})
+    outputs[s.INPUT_TS_LATEST] = pd.array([None, None, 2000, 3000, None, None], "Int64")
+    outputs[s.INPUT_TS_EARLIEST] = pd.array([None] * 6, "Int64")
+    outputs[s.INPUT_COUNT] = pd.array([None, 1, 1, 2, None, None], "Int64")  # the fourth: wrong
+    run = dataclasses.replace(CLAIMED, stage="parse")
+    summary = _claimed(run, outputs, inputs)
+    records = summary["records"]
+    assert records["malformed_outputs"] == 0 and records["input_ts_mismatch"] == 0
+    assert records["input_count_mismatch"] == 1 and summary["trusted"] is False
+    assert summary["latency_ms"]["count"] == 6
+
+
+def test_a_stage_written_at_every_update_still_needs_what_its_updates_carry():
+    from evaluator.own_job import fills
+
+    assert not fills("tumbling-union")
+    assert all(fills(name) for name in ("job", "ingest", "parse", "join", "tumbling", "sliding"))
+
+
+def test_a_claiming_job_s_topics_are_read_whole():
+    from evaluator.run_topics import read_from_ms
+
+    config = EvaluatorConfig(read_before_s=10)
+    marked = dataclasses.replace(CLAIMED, start_ms=60_000, carries_inputs=True)
+    assert read_from_ms(marked, config) == 50_000
+    assert read_from_ms(dataclasses.replace(marked, carries_inputs=False), config) is None
