@@ -205,23 +205,21 @@ def _in_process_spark(item: pytest.Item) -> bool:
     return "spark" in getattr(item, "fixturenames", ())
 
 
-SHARED_SCOPES = {"package", "module", "class"}
+SERIAL = ("integration", "spark", "docker", "browser", "slow")
+"""The markers of tests that start Kafka, an engine, Docker or a browser: under
+pytest-xdist they run one after another on one worker, as without it, since two such
+tests at once on two cores slow each other's runs past what their checks allow; the
+tests that start none of them run beside them, on the other worker."""
 
 
-def xdist_group(item: pytest.Item) -> str | None:
-    """The tests that must run on one pytest-xdist worker, one after another: those of the
-    in-process Spark (one JVM, stopped after the last of them), those marked ``docker``
-    (the compose file publishes fixed ports), and a module's whose fixture is shared
-    across its tests (a broker cluster, the jobs started side by side, a browser: set up
-    once, not on every worker). None: the test can run on any worker, beside any other."""
-    if _in_process_spark(item):
-        return "in-process-spark"
-    if item.get_closest_marker("docker") is not None:
-        return "docker"
-    definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    if any(d.scope in SHARED_SCOPES for defs in definitions.values() for d in defs):
-        return item.module.__name__
-    return None
+def serial(item: pytest.Item) -> bool:
+    """Does the test start Kafka, an engine, Docker or a browser (:data:`SERIAL`)?"""
+    fixtures = getattr(item, "fixturenames", ())
+    return (
+        "kafka_bootstrap" in fixtures
+        or "spark" in fixtures
+        or any(item.get_closest_marker(name) for name in SERIAL)
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -230,17 +228,14 @@ def pytest_collection_modifyitems(session, config, items):
     fixtures stay set up once), and that JVM stops after the last of them: left idle it
     took about a tenth of a core and 2 GB from every run measured after it, counted
     there as other processes. Under pytest-xdist (``-n``, as the README runs the tests)
-    each test that must share a worker gets its :func:`xdist_group`, and the modules with
-    end-to-end runs (marked ``slow``) are handed out first, so the short tests fill in
-    around them. Every module's tests stay together, in their order."""
+    the tests of :data:`SERIAL` share one worker, in this order."""
     in_process = {item.module for item in items if _in_process_spark(item)}
-    slow = {item.module for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: (item.module not in in_process, item.module not in slow))
+    items.sort(key=lambda item: item.module not in in_process)  # stable: order kept
     last = [item for item in items if _in_process_spark(item)][-1:]
     config.stash[_LAST_IN_PROCESS_SPARK] = last[0] if last else None
     for item in items:
-        if (group := xdist_group(item)) is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        if serial(item):
+            item.add_marker(pytest.mark.xdist_group("serial"))
 
 
 _LAST_IN_PROCESS_SPARK = pytest.StashKey[pytest.Item | None]()

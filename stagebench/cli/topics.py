@@ -58,7 +58,9 @@ def add(sub: Subparsers) -> None:
         metavar="AGE",
         help="a number and s, m, h or d (default: %(default)s)",
     )
-    flag(prune, "--dry-run", "list the runs that would be deleted, delete nothing")
+    flag(
+        prune, "--dry-run", "list the runs that would be deleted, delete nothing (default: delete)"
+    )
     add_bootstrap(prune)
     prune.set_defaults(handler=prune_topics)
     create_parser = actions.choices["create"]

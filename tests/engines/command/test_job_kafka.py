@@ -65,9 +65,13 @@ def test_the_python_example_is_measured_and_trusted(bootstrap, tmp_path):
 
 
 @pytest.mark.spark
-def test_the_pyspark_example_is_measured_and_trusted(bootstrap, tmp_path):
+def test_the_pyspark_example_is_measured_and_trusted(kafka_bootstrap, tmp_path):
+    """On the tests' Kafka only: the Python example runs on both brokers, and this job reads
+    the same variables as that one."""
     job = f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLES / 'pyspark_job.py'))}"
-    summary = _run(bootstrap, tmp_path, job, "--duration", "15", "--warmup", "15", "--tail", "3")
+    summary = _run(
+        kafka_bootstrap, tmp_path, job, "--duration", "15", "--warmup", "15", "--tail", "3"
+    )
     assert summary["trusted"] is True, summary["warnings"]
     records = summary["records"]
     # one output a location-second, naming the latest of its observations
