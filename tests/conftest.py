@@ -227,7 +227,7 @@ def pytest_collection_modifyitems(session, config, items):
     """Modules whose tests run Spark in this process go first, whole (their module
     fixtures stay set up once), and that JVM stops after the last of them: left idle it
     took about a tenth of a core and 2 GB from every run measured after it, counted
-    there as other processes. Under pytest-xdist (``-n``, as the README runs the tests)
+    there as other processes. Under pytest-xdist (``-n 2 --dist loadgroup``)
     the tests of :data:`SERIAL` share one worker, in this order."""
     in_process = {item.module for item in items if _in_process_spark(item)}
     items.sort(key=lambda item: item.module not in in_process)  # stable: order kept

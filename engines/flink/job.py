@@ -5,7 +5,7 @@ It runs in stagebench's environment: it writes the stage's Flink SQL
 that can carry a secret as ``<redacted>`` (:func:`ground.kafka.client.redacted`), starts
 the runner (:mod:`engines.flink.runner`) with the Flink runtime's interpreter
 (:mod:`engines.flink.runtime`) in its own process group on the statements as they are,
-from a file of mode 0600 in a private temporary directory deleted when the job stops,
+from a file of mode 0600 in a private temporary directory (the runner deletes it once read),
 and then, every
 :data:`PROGRESS_EVERY_S`, reads the Flink job's status and the offsets its Kafka
 source has committed for its consumer group (the source commits what it has read every

@@ -41,6 +41,7 @@ def main(statements_file: str, status_file: str) -> int:
     threading.Thread(target=_watch_parent, args=(stop,), daemon=True).start()
     with open(statements_file) as f:
         plan = json.load(f)
+    os.unlink(statements_file)  # it may hold a secret: gone once read, however the job ends
 
     from pyflink.table import EnvironmentSettings, TableEnvironment
 

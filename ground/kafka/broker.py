@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -193,7 +194,11 @@ class EmbeddedBroker:
         for pid in state.pids:
             with contextlib.suppress(psutil.NoSuchProcess):
                 rss += psutil.Process(pid).memory_info().rss
-        disk = sum(f.stat().st_size for f in self.home.rglob("*") if f.is_file())
+        disk = 0
+        for root, _, names in os.walk(self.home):  # the broker adds and removes files meanwhile
+            for name in names:
+                with contextlib.suppress(OSError):
+                    disk += os.stat(os.path.join(root, name)).st_size
         return rss / 1e6, disk / 1e6
 
     # --- lifecycle -------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Names of a run's topics: fresh ones per run, derived from its run id."""
 
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -30,9 +31,15 @@ class RunTopics:
 
 
 def run_of(topic: str) -> str | None:
-    """The run a stagebench topic belongs to (``stagebench-<run id>``: its inputs, output
-    and an engine's internal topics, which carry the run id after the prefix); None for a
-    topic stagebench did not name."""
-    head, _, rest = topic.partition("-")
-    run_id = rest.partition("-")[0]
-    return f"{PREFIX}-{run_id}" if head == PREFIX and run_id else None
+    """The run a topic of stagebench's belongs to: ``stagebench-<run id>`` for a run's
+    inputs, output and an engine's internal topics (``stagebench-<run id>-…``), the topic
+    itself for a smoke test's (``stagebench-smoke-<id>``); None for any other topic."""
+    if match := _SMOKE.fullmatch(topic):
+        return match[0]
+    if match := _RUN.match(topic):
+        return match[1]
+    return None
+
+
+_RUN = re.compile(rf"({PREFIX}-[0-9a-f]{{8}})-.")
+_SMOKE = re.compile(rf"{PREFIX}-smoke-[0-9a-f]{{8}}")

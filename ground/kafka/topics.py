@@ -221,13 +221,17 @@ def check_topics(bootstrap: str, names: list[str], leader: int | None = None) ->
     return report
 
 
-def delete_topics(bootstrap: str, names: list[str]) -> None:
+def delete_topics(bootstrap: str, names: list[str]) -> list[str]:
+    """Delete ``names``; the failures, one line each (topic and Kafka's reason)."""
     admin = admin_client(bootstrap)
+    failed = []
     for name, future in admin.delete_topics(names, operation_timeout=TIMEOUT_S).items():
         try:
             future.result()
         except KafkaException as err:
             log.warning("cannot delete topic %s: %s", name, err)
+            failed.append(f"{name}: {err.args[0].str()}")
+    return failed
 
 
 @dataclass(frozen=True)
@@ -241,34 +245,49 @@ class PastRun:
 
 
 def runs_on(bootstrap: str) -> list[PastRun]:
-    """Every run whose topics are on the broker, oldest first (those of unknown age last)."""
+    """Every run whose topics are on the broker, oldest first (those of unknown age last).
+    A run whose topics once held records that retention has deleted since is older than
+    any age (its newest record: 0, the epoch)."""
     admin = admin_client(bootstrap)
     metadata = _metadata(admin, bootstrap)
     by_run: dict[str, list[str]] = {}
     for name in sorted(metadata.topics):
         if (run := run_of(name)) is not None:
             by_run.setdefault(run, []).append(name)
-    partitions = {
-        TopicPartition(name, p): OffsetSpec.max_timestamp()
+    partitions = [
+        TopicPartition(name, p)
         for names in by_run.values()
         for name in names
         for p in metadata.topics[name].partitions
-    }
-    newest: dict[str, int] = {}
-    if partitions:
-        futures = admin.list_offsets(partitions, request_timeout=TIMEOUT_S)
-        for tp, future in futures.items():
-            try:
-                stamp = future.result().timestamp
-            except KafkaException as err:
-                raise TopicError(f"cannot read the newest record of {tp.topic}: {err}") from err
-            if stamp >= 0:
-                newest[tp.topic] = max(newest.get(tp.topic, stamp), stamp)
-    runs = [
-        PastRun(run, tuple(names), max((newest[n] for n in names if n in newest), default=None))
-        for run, names in by_run.items()
     ]
+    newest = _listed(admin, partitions, OffsetSpec.max_timestamp(), "timestamp")
+    ends = _listed(admin, partitions, OffsetSpec.latest(), "offset")
+    runs = []
+    for run, names in by_run.items():
+        stamps = [newest[n] for n in names if n in newest]
+        if not stamps and any(ends.get(n, 0) > 0 for n in names):
+            stamps = [0]  # records once written, all deleted by retention
+        runs.append(PastRun(run, tuple(names), max(stamps, default=None)))
     return sorted(runs, key=lambda r: (r.newest_ms is None, r.newest_ms or 0, r.run))
+
+
+def _listed(
+    admin: AdminClient, partitions: list[TopicPartition], spec: OffsetSpec, field: str
+) -> dict[str, int]:
+    """The largest ``field`` (``offset`` or ``timestamp``) that ``spec`` lists in each
+    topic's partitions, by topic; a topic whose partitions list none (-1) is left out."""
+    found: dict[str, int] = {}
+    if not partitions:
+        return found
+    futures = admin.list_offsets({tp: spec for tp in partitions}, request_timeout=TIMEOUT_S)
+    for tp, future in futures.items():
+        try:
+            value = int(getattr(future.result(), field))
+        except KafkaException as err:
+            raise TopicError(f"cannot list the offsets of {tp.topic}: {err}") from err
+        if value >= 0:
+            found[tp.topic] = max(found.get(tp.topic, value), value)
+    return found
 
 
 def older_than(runs: list[PastRun], now_ms: int, age_ms: int) -> list[PastRun]:

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(table)
         print(f"results: {write_set(Path(base.results_dir), results, table)}")
-    say_what_stays_running()
+    say_what_stays_running(base.bootstrap)
     return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
 
 

@@ -41,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nresults: {result.run_dir}")
     if warning := record_or_warn(Path(config.results_dir), result.run_dir):
         print(f"WARNING: {warning}", file=sys.stderr)
-    say_what_stays_running()
+    say_what_stays_running(config.bootstrap)
     return 1 if is_incomplete(result.summary) else 0

@@ -1,6 +1,7 @@
 """Options several commands share: Kafka's address, the ``[run]`` options, switches."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -78,11 +79,14 @@ def add_run_arguments(
     add_bootstrap(parser)
 
 
-def say_what_stays_running() -> None:
-    """The last lines of a command that used the embedded broker: it is still up, what it
-    holds, and the commands that free it (nothing when no embedded broker runs)."""
+def say_what_stays_running(bootstrap: str | None) -> None:
+    """The last lines of a command that used the embedded broker (given no ``bootstrap``,
+    nor :data:`ground.envvars.BOOTSTRAP`): it is still up, what it holds, and the commands
+    that free it."""
     from ground.kafka.broker import EmbeddedBroker
 
+    if bootstrap or os.environ.get(envvars.BOOTSTRAP):
+        return
     broker = EmbeddedBroker()
     if (held := broker.footprint()) is None:
         return

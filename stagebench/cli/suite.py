@@ -105,5 +105,5 @@ def run(args: argparse.Namespace) -> int:
             f"failed: {failed['error']}",
             file=sys.stderr,
         )
-    say_what_stays_running()
+    say_what_stays_running(base.bootstrap)
     return 1 if suite.incomplete or suite.failed else 0

@@ -7,7 +7,7 @@ import re
 import time
 
 from ground import envvars
-from ground.errors import ConfigError
+from ground.errors import ConfigError, TopicError
 from ground.kafka.naming import RunTopics, new_run_id
 from stagebench.cli.shared import Subparsers, add_bootstrap, flag
 
@@ -143,10 +143,11 @@ def prune_topics(args: argparse.Namespace) -> int:
     old = older_than(runs, int(time.time() * 1000), args.older_than)
     topics = [name for run in old for name in run.topics]
     verb = "would delete" if args.dry_run else "deleted"
-    if topics and not args.dry_run:
-        delete_topics(bootstrap, topics)
+    failed = delete_topics(bootstrap, topics) if topics and not args.dry_run else []
     for run in old:
         print(f"{verb} {run.run}: {len(run.topics)} topics")
-    print(f"{verb} {len(topics)} topics of {len(old)} of {len(runs)} runs at {bootstrap}; "
-          f"{len(runs) - len(old)} runs kept")  # fmt: skip
+    print(f"{verb} {len(topics) - len(failed)} topics of {len(old)} of {len(runs)} runs at "
+          f"{bootstrap}; {len(runs) - len(old)} runs kept")  # fmt: skip
+    if failed:
+        raise TopicError(f"{len(failed)} topics could not be deleted: {'; '.join(failed)}")
     return 0

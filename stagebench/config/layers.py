@@ -122,13 +122,14 @@ def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
                         f"(known: {', '.join(sorted(known - set(DERIVED.get(section, {}))))})"
                     )
                 earlier = values[section].get(key)
+                given = source
                 if isinstance(value, dict) and isinstance(earlier, dict):
                     # a table-valued key (spark_conf): the later layer's entries add to
                     # the earlier's, as --set engine.spark.spark_conf.KEY=VALUE does
                     value = {**earlier, **value}
-                    source = f"{sources[section][key]}, {source}"
+                    given = f"{sources[section][key]}, {source}"
                 values[section][key] = value
-                sources[section][key] = source
+                sources[section][key] = given
     for section, cls in classes.items():
         check_types(cls, values[section], section)
         if section.startswith(f"{ENGINE_TABLE}.") and values[section]:
@@ -174,7 +175,10 @@ def parse_set(pairs: Iterable[str]) -> dict[str, dict[str, Any]]:
         if typing.get_origin(hint) is not dict:
             raise ConfigError(f"{SET} {pair}: [{section}] {key} is no table of its own")
         item = typing.get_args(hint)[1] if typing.get_args(hint) else Any
-        table.setdefault(key, {})[entry] = _value(text, item)
+        entries = table.setdefault(key, {})
+        if not isinstance(entries, dict):
+            raise ConfigError(f"{SET} {pair}: [{section}] {key} is set whole by another {SET}")
+        entries[entry] = _value(text, item)
     return tables
 
 

@@ -53,6 +53,11 @@ def test_a_pair_that_names_no_key_is_refused(pair, message):
         parse_set([pair])
 
 
+def test_a_table_set_whole_takes_no_entry_of_its_own():
+    with pytest.raises(ConfigError, match=r"\[engine.spark\] spark_conf is set whole by"):
+        parse_set(["engine.spark.spark_conf=oops", "engine.spark.spark_conf.a=1"])
+
+
 @pytest.mark.parametrize(
     ("pair", "message"),
     [
@@ -85,6 +90,8 @@ def test_set_lies_over_the_file_and_a_table_s_entries_add_to_its_own(tmp_path):
             "engine.flink.buffer_timeout_ms=100",
             "--set",
             "engine.spark.spark_conf.spark.b=2",
+            "--set",
+            "publisher.seed=7",
         ]
     )
     settings = load(path, run_overrides(args))
@@ -95,6 +102,7 @@ def test_set_lies_over_the_file_and_a_table_s_entries_add_to_its_own(tmp_path):
     }
     assert settings.values["engine.spark"]["spark_conf"] == {"spark.a": "1", "spark.b": "2"}
     assert settings.sources["engine.spark"]["spark_conf"] == f"file {path}, {CLI}"
+    assert settings.sources["publisher"]["seed"] == CLI  # a key after the merged table's
 
 
 @pytest.mark.parametrize("command", ["run", "suite", "capacity"])

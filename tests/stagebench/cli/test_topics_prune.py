@@ -26,6 +26,9 @@ def test_a_topic_belongs_to_the_run_its_name_carries():
     assert run_of("__consumer_offsets") is None
     assert run_of("stagebench-") is None
     assert run_of("orders-ab12cd34-out") is None
+    assert run_of("stagebench-orders-v2") is None  # no run id: a topic of the user's
+    smoke = "stagebench-smoke-0a1b2c3d"
+    assert run_of(smoke) == smoke  # each smoke test's topic on its own
 
 
 def test_only_runs_of_a_known_age_past_it_are_old():
@@ -89,7 +92,11 @@ def test_prune_deletes_the_topics_of_old_runs_on_the_embedded_broker(tmp_path, c
         assert set(empty.all) <= set(topics)  # no record: its age is unknown, kept
 
         monkeypatch.setenv("STAGEBENCH_HOME", str(tmp_path))
-        say_what_stays_running()
+        monkeypatch.delenv("STAGEBENCH_BOOTSTRAP", raising=False)
+        capsys.readouterr()
+        say_what_stays_running(state.bootstrap)  # a command given a Kafka: nothing said
+        assert capsys.readouterr().err == ""
+        say_what_stays_running(None)
         note = capsys.readouterr().err
         assert "The embedded broker is still running (" in note
         assert "`stagebench broker stop` stops it" in note
