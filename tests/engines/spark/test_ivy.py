@@ -45,7 +45,7 @@ NOT_FOUND = "\n".join(
         ":::: WARNINGS",
         "\t\tmodule not found: org.apache.spark#spark-sql-kafka-0-10_2.13;4.3.0",
         "\t==== central: tried",
-        "\t  https://repo1.maven.org/maven2/org/apache/spark/spark-sql-kafka-0-10_2.13/4.3.0/"
+        "\t  https://repository.example/maven2/org/apache/spark/spark-sql-kafka-0-10_2.13/4.3.0/"
         "spark-sql-kafka-0-10_2.13-4.3.0.pom",
         "\t\t::          UNRESOLVED DEPENDENCIES         ::",
         "\t\t:: org.apache.spark#spark-sql-kafka-0-10_2.13;4.3.0: not found",
@@ -59,11 +59,12 @@ NOT_FOUND = "\n".join(
     [
         (NOT_FOUND, True),
         # Ivy reports an unreachable repository's module "not found" too
-        (NOT_FOUND + ":::: ERRORS\n\tServer access error at url https://repo1.maven.org/maven2/"
+        (NOT_FOUND + ":::: ERRORS\n\tServer access error at url https://repository.example/maven2/"
          " (java.net.ConnectException: Connection refused)\n", False),
-        (NOT_FOUND + "\t\tHost repo1.maven.org not found. url=https://repo1.maven.org/\n", False),
+        (NOT_FOUND + "\t\tHost repository.example not found. url=https://repository.example/\n",
+         False),
         (NOT_FOUND + "\t\tYour proxy requires authentication.\n", False),
-        (NOT_FOUND + "\tSERVER ERROR: Bad Gateway url=https://repo1.maven.org/\n", False),
+        (NOT_FOUND + "\tSERVER ERROR: Bad Gateway url=https://repository.example/\n", False),
         # a dependency of it missing: the module itself may well exist
         (NOT_FOUND.replace("spark-sql-kafka-0-10_2.13;4.3.0: not", "commons-pool2;2.12.1: not"),
          False),
