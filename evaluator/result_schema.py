@@ -69,8 +69,8 @@ def comparison_markdown() -> str:
         "## `engines`: the differences between engines",
         "",
         "Under `engines`, one entry per pair of engines on each stage both ran "
-        "(the same implementation, so the same kind of operator), judged in one Holm "
-        "family with the increments. " + " ".join((EngineDifference.__doc__ or "").split()),
+        "(the same implementation, so the same kind of operator), judged together "
+        "with the increments. " + " ".join((EngineDifference.__doc__ or "").split()),
         "",
         *key_table(EngineDifference),
     ]

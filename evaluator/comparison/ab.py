@@ -7,9 +7,10 @@ p99 is B's mean minus A's, with a 95 % interval and a verdict, judged as an incr
 of the stage table is (:func:`evaluator.comparison.increments.increment`):
 
 - at least :data:`~evaluator.comparison.increments.MIN_RUNS` runs on each side: Welch's t on the
-  runs' values, so run-to-run variation is in the interval; the p-values of all the
-  comparison's tests (p50 and p99 of every stage) are corrected together by Holm's
-  method, and the verdict is ``slower``, ``faster`` or ``no significant difference``;
+  runs' values, so run-to-run variation is in the interval; the comparison's tests (p50
+  and p99 of every stage) are judged together (:data:`~evaluator.significance.CORRECTION`):
+  the interval shown holds jointly with the others at 95 %, and the verdict is
+  ``slower`` or ``faster`` where it excludes 0, else ``no significant difference``;
 - fewer: the runs' own intervals combined, shown, and no verdict (:data:`NO_VERDICT`):
   runs of one stage land further apart than one run's interval says.
 
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from evaluator.comparison.differences import compared_settings, differences, shown
 from evaluator.comparison.increments import MIN_RUNS, WITHIN_RUN, increment
 from evaluator.comparison.rows import CI_QUANTILES, run_pace, run_row
-from evaluator.significance import ALPHA, holm
+from evaluator.significance import ALPHA, CORRECTION, adjusted, joint_level
 from evaluator.summary_file import load_summary
 from ground.errors import EvaluationError
 
@@ -67,7 +68,10 @@ class Change:
     method: str | None
     """``welch`` (across runs) or ``within-run`` (the runs' own intervals, no verdict)."""
     p: float | None
-    p_holm: float | None
+    p_adjusted: float | None
+    ci95_joint: tuple[float, float] | None
+    """The interval the verdict is made with: 95 % jointly with the comparison's other
+    tests (None without a test)."""
 
     @property
     def relative(self) -> float | None:
@@ -76,8 +80,17 @@ class Change:
 
     @property
     def significant(self) -> bool | None:
-        """Holm-adjusted p below α; None without a test."""
-        return None if self.p_holm is None else self.p_holm < ALPHA
+        """Whether :attr:`ci95_joint` excludes 0; None without a test."""
+        if self.ci95_joint is None:
+            return None
+        lo, hi = self.ci95_joint
+        return lo > 0 or hi < 0
+
+    @property
+    def shown_interval(self) -> tuple[float, float] | None:
+        """The interval shown beside the verdict: the one it was made with, else (no
+        verdict) the runs' own intervals combined."""
+        return self.ci95_joint if self.ci95_joint is not None else self.ci95
 
     @property
     def verdict(self) -> str:
@@ -93,7 +106,8 @@ class Change:
             "quantile": self.quantile, "a_ms": self.a_ms, "b_ms": self.b_ms,
             "runs_a": self.runs[0], "runs_b": self.runs[1], "change_ms": self.change_ms,
             "relative": self.relative, "ci95": list(self.ci95) if self.ci95 else None,
-            "method": self.method, "p": self.p, "p_holm": self.p_holm,
+            "method": self.method, "p": self.p, "p_adjusted": self.p_adjusted,
+            "ci95_joint": list(self.ci95_joint) if self.ci95_joint else None,
             "significant": self.significant, "verdict": self.verdict,
         }  # fmt: skip
 
@@ -119,7 +133,7 @@ class ABComparison:
             "unmatched": self.unmatched,
             "no_verdict": self.no_verdict,
             "level": 1 - ALPHA,
-            "correction": "holm",
+            "correction": CORRECTION,
         }
 
 
@@ -128,7 +142,8 @@ def changes(
 ) -> list[Change]:
     """The p50 and p99 changes of every stage both sides have, from per-run rows
     (:func:`evaluator.comparison.rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
-    the order of A's stages; the tests of all of them corrected together (Holm).
+    the order of A's stages; the tests of all of them judged together
+    (:data:`~evaluator.significance.CORRECTION`).
     EvaluationError when a side holds one stage in two implementations."""
     a, b = _by_stage(a_runs, "A"), _by_stage(b_runs, "B")
     found: list[tuple[str, tuple[str, str], str, dict[str, Any], tuple[int, int]]] = []
@@ -143,17 +158,18 @@ def changes(
             impls = (a[stage][0]["impl"], b[stage][0]["impl"])
             found.append((stage, impls, q, result, (len(x), len(y))))
     tested = [f[3][f"increment_{f[2]}_p"] for f in found if f[3][f"increment_{f[2]}_p"] is not None]
-    adjusted = iter(holm(tested))
+    p_values, level = iter(adjusted(tested)), joint_level(len(tested))
     out = []
     for stage, impls, q, result, counts in found:
-        p = result[f"increment_{q}_p"]
+        p, test = result[f"increment_{q}_p"], result[f"increment_{q}_test"]
         bounds = result[f"increment_{q}_ci95"]
         out.append(Change(
             stage=stage, impls=impls, quantile=q,
             a_ms=_mean(a[stage], q), b_ms=_mean(b[stage], q), runs=counts,
             change_ms=result[f"increment_{q}"], ci95=tuple(bounds) if bounds else None,
             method=result[f"increment_{q}_method"], p=p,
-            p_holm=None if p is None else next(adjusted),
+            p_adjusted=None if p is None else next(p_values),
+            ci95_joint=None if test is None else test.interval(level),
         ))  # fmt: skip
     return out
 

@@ -5,6 +5,7 @@ warnings as one short line per cause (in full: ``--wide``, summary.json, report.
 """
 
 from evaluator.comparison.compare import Comparison
+from evaluator.comparison.engines import EngineDifference
 from evaluator.comparison.increments import MARK, MIN_RUNS, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
 from evaluator.number_format import format_estimate, format_ms
@@ -12,8 +13,9 @@ from evaluator.number_format import format_estimate, format_ms
 HEADERS = ("stage", "p50 ms [95 %]", "p99 ms", "+p50 ms [95 %]", "over", "verdict", MARK)
 LEFT = (True, False, False, False, True, True, True)
 KEY = (
-    "+p50: p50 minus that of the stage under 'over' (what the stage adds); verdicts "
-    "at 5 % after Holm's correction; --wide: every column, notes, warnings in full"
+    "+p50: p50 minus that of the stage under 'over' (what the stage adds); a verdict's "
+    "[lo–hi] holds jointly with the table's others at 95 %, and it is significant exactly "
+    "when that excludes 0; --wide: every column, notes, warnings in full"
 )
 CAUSE_CHARS = 60
 """A warning's cause is its text up to the first colon, cut at this length."""
@@ -35,6 +37,8 @@ def compact_table(comparison: Comparison) -> list[str]:
     lines = [line(HEADERS), "  ".join("-" * w for w in widths), *map(line, body)]
     lines += between_engines(comparison, ("p50",))
     lines += _wrap(KEY)
+    if comparison.resolution is not None:
+        lines += _wrap(comparison.resolution.text())
     if any(r.increment_p50_method == WITHIN_RUN for r in rows):
         lines += _wrap(
             "unjudged: one run of a stage says nothing of run-to-run variation; suite "
@@ -64,12 +68,19 @@ def between_engines(comparison: Comparison, quantiles: tuple[str, ...]) -> list[
         cells = []
         for q in quantiles:
             value = getattr(pair, q)
-            shown = format_estimate(value, getattr(pair, f"{q}_ci95"), signed=True)
+            shown = format_estimate(value, judged_interval(pair, q), signed=True)
             method, significant = getattr(pair, f"{q}_method"), getattr(pair, f"{q}_significant")
             word = _word(value, method, significant)
             cells.append(f"{q} {shown}" + (f" {word}" if word else ""))
         lines.append(f"  {name}: {pair.engine} − {pair.over} " + "; ".join(cells))
     return lines
+
+
+def judged_interval(item: ComparisonRow | EngineDifference, key: str) -> list[float] | None:
+    """The interval shown beside ``key``'s verdict: the one it was made with (jointly
+    with the table's tests), else, without a verdict, its own 95 % interval."""
+    joint: list[float] | None = getattr(item, f"{key}_ci95_joint")
+    return joint if joint is not None else getattr(item, f"{key}_ci95")
 
 
 def _word(value: float | None, method: str | None, significant: bool | None) -> str:
@@ -108,7 +119,7 @@ def _cells(row: ComparisonRow, several: bool, causes: dict[str, list[str]]) -> l
         label,
         format_estimate(row.p50, row.p50_ci95),
         format_ms(row.p99),
-        format_estimate(row.increment_p50, row.increment_p50_ci95, signed=True)
+        format_estimate(row.increment_p50, judged_interval(row, "increment_p50"), signed=True)
         if row.increment_p50 is not None
         else "-",
         _over(row),

@@ -32,7 +32,14 @@ from typing import Any
 
 from evaluator.comparison.differences import differences
 from evaluator.comparison.engines import EngineDifference
-from evaluator.comparison.increments import MIN_RUNS, NO_VERDICT, WITHIN_RUN, aggregate, label
+from evaluator.comparison.increments import (
+    MIN_RUNS,
+    NO_VERDICT,
+    WITHIN_RUN,
+    Resolution,
+    aggregate,
+    label,
+)
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, run_row
 from evaluator.confidence import LEVEL
@@ -51,6 +58,14 @@ class Comparison:
     differences: list[str] = field(default_factory=list)
     engines: list[EngineDifference] = field(default_factory=list)
     """Each pair of engines on each stage both ran (:mod:`evaluator.comparison.engines`)."""
+    unresolved: list[Resolution] = field(default_factory=list)
+    """The p50 differences tested and left within noise, the smallest first, each with
+    the rounds it needs."""
+
+    @property
+    def resolution(self) -> Resolution | None:
+        """The smallest difference left within noise (None: none)."""
+        return self.unresolved[0] if self.unresolved else None
 
     @property
     def paces_ms(self) -> list[float]:
@@ -87,7 +102,7 @@ class Comparison:
     @property
     def tests(self) -> int:
         """How many increments and differences between engines were tested, the count
-        Holm's correction divides among."""
+        the correction divides among."""
         return sum(
             getattr(r, f"increment_{q}_p") is not None for r in self.rows for q in CI_QUANTILES
         ) + sum(getattr(d, f"{q}_p") is not None for d in self.engines for q in CI_QUANTILES)
@@ -95,7 +110,8 @@ class Comparison:
     @property
     def significance(self) -> dict[str, Any]:
         """How the increments were judged, for comparison.json: level, correction, the
-        number of tests, the runs a verdict needs, and why some got none (else None)."""
+        number of tests, the runs a verdict needs, why some got none (else None), and the
+        smallest difference left within noise with the rounds it needs (else None)."""
         unjudged = any(
             getattr(r, f"increment_{q}_method") == WITHIN_RUN
             for r in self.rows
@@ -107,6 +123,7 @@ class Comparison:
             "tests": self.tests,
             "min_runs": MIN_RUNS,
             "no_verdict": NO_VERDICT if unjudged else None,
+            "within_noise": self.resolution.as_dict() if self.resolution else None,
         }
 
     @property
@@ -154,7 +171,7 @@ def compare(
     numbers: Sequence[int | None] = rounds if rounds is not None else [None] * len(runs)
     for run, number in zip(runs, numbers, strict=True):
         run["round"] = number
-    rows, between = aggregate(runs)
+    rows, between, unresolved = aggregate(runs)
     found = differences(summaries)
     if found and not allow_mixed:
         raise EvaluationError(
@@ -162,4 +179,4 @@ def compare(
             f"would mix conditions: {'; '.join(found)}. Compare runs made with the same "
             "settings, or allow a mixed comparison (stagebench compare --allow-mixed)"
         )
-    return Comparison(rows, found, between)
+    return Comparison(rows, found, between, unresolved)

@@ -52,15 +52,24 @@ class EngineDifference:
         metadata=key_doc('how: "rounds", "welch" or "within-run" (no verdict)')
     )
     p50_p: float | None = field(metadata=key_doc("the test's two-sided p (null: no test)"))
-    p50_p_holm: float | None = field(
-        metadata=key_doc("p adjusted by Holm's method with the table's increments")
+    p50_p_adjusted: float | None = field(
+        metadata=key_doc("p adjusted (Bonferroni) with the table's other tests (null: no test)")
     )
-    p50_significant: bool | None = field(metadata=key_doc("p_holm below 5 % (null: no test)"))
+    p50_ci95_joint: list[float] | None = field(
+        metadata=key_doc(
+            "the interval the verdict is made with: 95 % jointly with the table's other tests "
+            "(null: no test)"
+        )
+    )
+    p50_significant: bool | None = field(
+        metadata=key_doc("whether ci95_joint excludes 0 (null: no test)")
+    )
     p99: float | None = field(metadata=key_doc("the same for p99"))
     p99_ci95: list[float] | None = field(metadata=key_doc("the same for p99"))
     p99_method: str | None = field(metadata=key_doc("the same for p99"))
     p99_p: float | None = field(metadata=key_doc("the same for p99"))
-    p99_p_holm: float | None = field(metadata=key_doc("the same for p99"))
+    p99_p_adjusted: float | None = field(metadata=key_doc("the same for p99"))
+    p99_ci95_joint: list[float] | None = field(metadata=key_doc("the same for p99"))
     p99_significant: bool | None = field(metadata=key_doc("the same for p99"))
 
     def as_dict(self) -> dict[str, Any]:
@@ -75,7 +84,8 @@ def engine_differences(
     groups: dict[Key, Runs], increment: Callable[[Runs, Runs, str], dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Every pair of engines with runs of the same stage and impl, in the order of the
-    engines' names, as :class:`EngineDifference` keys without the Holm columns;
+    engines' names, as :class:`EngineDifference` keys without the verdicts' (with each
+    test instead, for :func:`~evaluator.comparison.increments.judge`);
     ``increment(runs, base_runs, q)`` judges one difference."""
     out = []
     by_stage: dict[tuple[str, str], list[str]] = {}
@@ -95,7 +105,7 @@ def engine_differences(
             for q in CI_QUANTILES:
                 found = increment(runs, base, q)
                 entry[q] = found[f"increment_{q}"]
-                for key in ("ci95", "method", "p"):
+                for key in ("ci95", "method", "p", "test"):
                     entry[f"{q}_{key}"] = found[f"increment_{q}_{key}"]
             out.append(entry)
     return out

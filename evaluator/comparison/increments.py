@@ -16,10 +16,15 @@ How an increment is judged depends on how its runs were made:
   measures only within-run precision, and the increment gets no verdict. Runs
   of a join whose own intervals said ±2 % differed by up to 19 %.
 
-The tests of one table are corrected together by Holm's method.
+The tests of one table are judged together (:data:`~evaluator.significance.CORRECTION`):
+each interval printed beside a verdict holds jointly with the table's others at 95 %,
+and the verdict is "significant" exactly when it excludes 0. The table names the
+smallest difference it leaves within noise and the rounds the spread seen says it needs
+(:class:`Resolution`).
 """
 
 import statistics
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -28,8 +33,19 @@ from evaluator.comparison.engines import EngineDifference, engine_differences
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, QUANTILES
 from evaluator.confidence import runs_interval
+from evaluator.number_format import format_ms
 from evaluator.recovery import section as recovery
-from evaluator.significance import ALPHA, PAIR_DRIFT, holm, mover, pace_spread, paired_t, welch
+from evaluator.significance import (
+    MAX_ROUNDS,
+    PAIR_DRIFT,
+    TTest,
+    adjusted,
+    joint_level,
+    mover,
+    pace_spread,
+    paired_t,
+    welch,
+)
 from ground.stages import STAGES, chain
 
 ACROSS_RUNS = "across runs"
@@ -49,21 +65,68 @@ NO_VERDICT = (
 MARK = "!"
 """A row's mark when its runs have warnings."""
 BASELINE_IMPL = "builtin"
+SHOWN = "p50"
+CLOCK_MS = 1.0
+"""The broker clock's resolution: a table names the rounds its smallest difference within
+noise needs among those at least this large, as a smaller one is under what one clock
+reading tells apart."""
 Key = tuple[str | None, str, str]
 """A row's runs: (engine, stage, impl)."""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The smallest difference a table tested and left within noise, and how many runs of
+    each side (rounds, in a suite) the spread seen says would tell it from noise."""
+
+    what: str
+    """The difference, "ingest: kafka-streams − flink p50" or "join +p99"."""
+    difference_ms: float
+    spread_ms: float
+    """The standard deviation of one round's difference (of one run's, for runs made apart:
+    both sides' together)."""
+    method: str
+    """How it was judged: :data:`PAIRED` (in rounds) or :data:`WELCH` (runs made apart)."""
+    runs: int
+    """Rounds (runs of each side) it was judged on."""
+    needed: int | None
+    """Runs of each side at which it would be significant with the table's tests, if the
+    difference and the spread stayed as seen; None: more than 100."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        """The line under a table."""
+        runs = "rounds" if self.method == PAIRED else "runs of each side"
+        seen = (
+            f"within noise, the smallest difference: {self.what} "
+            f"{format_ms(self.difference_ms, signed=True)} ms, judged on {self.runs} {runs} "
+            f"with a spread (SD) of {format_ms(self.spread_ms)} ms"
+        )
+        if self.needed is None:
+            return f"{seen}; {MAX_ROUNDS} {runs} of that spread could not tell it from noise"
+        how = f" (suite --repeat {self.needed})" if self.method == PAIRED else ""
+        return (
+            f"{seen}; about {self.needed} {runs}{how} would tell it from noise, if it and the "
+            "spread stay as seen"
+        )
 
 
 def _key(row: dict[str, Any]) -> Key:
     return row.get("engine"), row["stage"], row["impl"]
 
 
-def aggregate(rows: list[dict[str, Any]]) -> tuple[list[ComparisonRow], list[EngineDifference]]:
+def aggregate(
+    rows: list[dict[str, Any]],
+) -> tuple[list[ComparisonRow], list[EngineDifference], list[Resolution]]:
     """One row per (engine, stage, impl) from per-run rows
     (:func:`~evaluator.comparison.rows.run_row`, with their ``round`` or None): means,
     spreads, intervals, caveats and increments, ordered by the stage ladder, then engine
-    and implementation; and the differences between engines on each stage they share
-    (:mod:`evaluator.comparison.engines`). The verdicts of both are corrected together
-    (:func:`~evaluator.significance.holm`)."""
+    and implementation; the differences between engines on each stage they share
+    (:mod:`evaluator.comparison.engines`), judged together with the increments
+    (:func:`judge`); and the differences left within noise (:class:`Resolution`), the
+    smallest first."""
     groups: dict[Key, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(_key(row), []).append(row)
@@ -85,8 +148,22 @@ def aggregate(rows: list[dict[str, Any]]) -> tuple[list[ComparisonRow], list[Eng
             )
         entry["increment_over"] = label(base, several) if base else None
     between = engine_differences(groups, increment)
-    _judge(out, between)
-    return [ComparisonRow(**entry) for entry in out], [EngineDifference(**d) for d in between]
+    tests = [
+        (entry, f"increment_{q}", f"{label(entry, several)} +{q}")
+        for entry in out
+        for q in CI_QUANTILES
+    ]
+    tests += [
+        (d, q, f"{d['stage']}: {d['engine']} − {d['over']} {q}")
+        for d in between
+        for q in CI_QUANTILES
+    ]
+    unresolved = judge(tests)
+    return (
+        [ComparisonRow(**entry) for entry in out],
+        [EngineDifference(**d) for d in between],
+        unresolved,
+    )
 
 
 def _measured(stage: str, impl: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -154,11 +231,13 @@ def increment(
       increment's interval from those (:func:`~evaluator.significance.mover`), no
       p-value (no verdict: :data:`NO_VERDICT`);
 
-    and increment_pXX_p, the test's two-sided p-value (None without a test).
+    and increment_pXX_p, the test's two-sided p-value, with increment_pXX_test the
+    test itself (:class:`~evaluator.significance.TTest`), for :func:`judge` (None
+    without a test).
     """
     out: dict[str, Any] = {f"increment_{q}": None, f"increment_{q}_rounds": None}
     if q in CI_QUANTILES:
-        out.update({f"increment_{q}_{k}": None for k in ("ci95", "method", "p")})
+        out.update({f"increment_{q}_{k}": None for k in ("ci95", "method", "p", "test")})
     pairs = _pairs(runs, base_runs, q) if base_runs else None
     if pairs is None:
         before = [r for r in base_runs if r[q] is not None]
@@ -175,7 +254,8 @@ def increment(
     if min(len(x), len(y)) >= MIN_RUNS:
         method = PAIRED if pairs is not None else WELCH
         test = paired_t(out[f"increment_{q}_rounds"]) if pairs is not None else welch(x, y)
-        _, lo, hi, p = test
+        (lo, hi), p = test.interval(), test.p
+        out[f"increment_{q}_test"] = test
     elif all(r[f"{q}_ci95"] is not None for r in before + after):
         method, p = WITHIN_RUN, None
         terms = [(1 / len(y), r[q], *r[f"{q}_ci95"]) for r in after]
@@ -208,23 +288,41 @@ def _pairs(
     ]
 
 
-def _judge(rows: list[dict[str, Any]], between: list[dict[str, Any]]) -> None:
-    """increment_pXX_p_holm and increment_pXX_significant of every row, pXX_p_holm and
-    pXX_significant of every difference between engines: the p-values of the table's
-    tests adjusted together (:func:`~evaluator.significance.holm`); None where no test."""
-    tests = [
-        (entry, f"{prefix}{q}")
-        for entries, prefix in ((rows, "increment_"), (between, ""))
-        for entry in entries
-        for q in CI_QUANTILES
+def judge(tests: list[tuple[dict[str, Any], str, str]]) -> list[Resolution]:
+    """Judge a table's tests together: each (entry, key, what) where the entry holds
+    ``key``_p and ``key``_test (:func:`increment`) gets ``key``_p_adjusted,
+    ``key``_ci95_joint (the interval at :func:`~evaluator.significance.joint_level` of
+    the table's tests) and ``key``_significant (that interval excludes 0), each None
+    where no test; ``key``_test is removed. Returns the differences left within noise,
+    each described by its ``what``, of the p50s every table shows, of :data:`CLOCK_MS`
+    or more, the smallest first."""
+    tested = [t for t in tests if t[0][f"{t[1]}_test"] is not None]
+    level = joint_level(len(tested))
+    p_values = adjusted([entry[f"{key}_p"] for entry, key, _ in tested])
+    within: list[tuple[TTest, str, str]] = []
+    for (entry, key, what), p in zip(tested, p_values, strict=True):
+        test: TTest = entry[f"{key}_test"]
+        lo, hi = test.interval(level)
+        entry[f"{key}_p_adjusted"], entry[f"{key}_ci95_joint"] = p, [lo, hi]
+        entry[f"{key}_significant"] = lo > 0 or hi < 0
+        if not entry[f"{key}_significant"] and key.endswith(SHOWN):
+            within.append((test, what, entry[f"{key}_method"]))
+    for entry, key, _ in tests:
+        if entry.pop(f"{key}_test") is None:
+            entry[f"{key}_p_adjusted"] = entry[f"{key}_ci95_joint"] = None
+            entry[f"{key}_significant"] = None
+    return [
+        Resolution(
+            what=what,
+            difference_ms=test.estimate,
+            spread_ms=sum(test.variances) ** 0.5,
+            method=method,
+            runs=min(test.sizes),
+            needed=test.rounds_to_resolve(len(tested)),
+        )
+        for test, what, method in sorted(within, key=lambda t: abs(t[0].estimate))
+        if abs(test.estimate) >= CLOCK_MS
     ]
-    for entry, key in tests:
-        entry[f"{key}_p_holm"] = entry[f"{key}_significant"] = None
-    tested = [(entry, key) for entry, key in tests if entry[f"{key}_p"] is not None]
-    adjusted = holm([entry[f"{key}_p"] for entry, key in tested])
-    for (entry, key), p in zip(tested, adjusted, strict=True):
-        entry[f"{key}_p_holm"] = p
-        entry[f"{key}_significant"] = p < ALPHA
 
 
 def label(row: dict[str, Any], engine: bool) -> str:

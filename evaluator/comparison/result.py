@@ -108,13 +108,22 @@ class ComparisonRow:
             '"engine:stage/impl" in a table of several engines'
         )
     )
-    increment_p50_p_holm: float | None = field(
-        metadata=key_doc("increment_p50_p adjusted by Holm's method across the table's tests")
+    increment_p50_p_adjusted: float | None = field(
+        metadata=key_doc(
+            "increment_p50_p adjusted (Bonferroni) across the table's tests (null: no verdict)"
+        )
+    )
+    increment_p50_ci95_joint: Bounds | None = field(
+        metadata=key_doc(
+            "the interval the verdict is made with: 95 % jointly over the table's tests, "
+            "wider than increment_p50_ci95 (null: no verdict)"
+        )
     )
     increment_p50_significant: bool | None = field(
-        metadata=key_doc("the adjusted p below 5 % (null: no verdict)")
+        metadata=key_doc("whether increment_p50_ci95_joint excludes 0 (null: no verdict)")
     )
-    increment_p99_p_holm: float | None = field(metadata=key_doc("the same for p99"))
+    increment_p99_p_adjusted: float | None = field(metadata=key_doc("the same for p99"))
+    increment_p99_ci95_joint: Bounds | None = field(metadata=key_doc("the same for p99"))
     increment_p99_significant: bool | None = field(metadata=key_doc("the same for p99"))
     first_update_p50: float | None = field(
         default=None,

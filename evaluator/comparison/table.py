@@ -5,7 +5,7 @@ each formatted by :mod:`evaluator.number_format`)."""
 from collections import Counter
 from collections.abc import Callable
 
-from evaluator.comparison.compact import between_engines, compact_table
+from evaluator.comparison.compact import between_engines, compact_table, judged_interval
 from evaluator.comparison.compare import Comparison
 from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
@@ -25,10 +25,10 @@ def _estimate(row: ComparisonRow, q: str) -> str:
 
 
 def _increment_cell(row: ComparisonRow, q: str) -> str:
-    """The increment and its interval; "n.s." when not significant, "n.v." without a
-    verdict (:data:`NO_VERDICT`)."""
+    """The increment and the interval its verdict was made with; "n.s." when not
+    significant, "n.v." without a verdict (:data:`NO_VERDICT`)."""
     cell = format_estimate(
-        getattr(row, f"increment_{q}"), getattr(row, f"increment_{q}_ci95"), signed=True
+        getattr(row, f"increment_{q}"), judged_interval(row, f"increment_{q}"), signed=True
     )
     if getattr(row, f"increment_{q}_significant") is False:
         return cell + " n.s."
@@ -100,9 +100,12 @@ def _notes(comparison: Comparison) -> list[list[str]]:
     increments = [f"+pXX: {INCREMENT_NOTE};", *(how[m] for m in how if m in judged)]
     if comparison.tests:
         increments.append(
-            f"n.s.: not significant at {ALPHA * 100:.0f} % after Holm's correction across the "
-            f"table's {comparison.tests} tests (the [lo–hi] are not adjusted)"
+            f"a verdict's [lo–hi] holds jointly with the table's other {comparison.tests - 1} "
+            f"tested ones at {(1 - ALPHA) * 100:.0f} % (Bonferroni); n.s.: not significant, "
+            "that interval holds 0;"
         )
+    if comparison.resolution is not None:
+        increments.append(comparison.resolution.text())
     increments[-1] = increments[-1].rstrip(";")
     pace = ["pace: ms one core took for a fixed piece of work around the runs (lower: a "
             "faster host; -: not recorded);"]  # fmt: skip

@@ -39,12 +39,19 @@ def add(sub: Subparsers) -> None:
     )
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=_rounds,
         default=1,
         help="rounds: each runs every stage once, in a random order of its own (in a shared "
         "application the first round's is fixed: window stages first, the floor next, the "
         "stateless Spark stages last); with 3 or more, increments are judged on the "
-        "per-round differences (default: %(default)s)",
+        "per-round differences; auto: 3, then as many in all as the differences within "
+        "noise need, as far as --budget holds them (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--budget",
+        metavar="TIME",
+        help="with --repeat auto: the time the suite may take, such as 90m, 2h or 5400 "
+        "(seconds), at the pace of its first 3 rounds (default: none)",
     )
     parser.add_argument(
         "--seed",
@@ -64,14 +71,37 @@ def add(sub: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _rounds(text: str) -> int | None:
+    """``--repeat``: a whole number of rounds, or None for ``auto``."""
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of rounds or auto, got {text!r}"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from evaluator.comparison.table import format_table
+    from stagebench.capacity.search import parse_budget
     from stagebench.console import Console
     from stagebench.history.index import record_or_warn
     from stagebench.suite.rounds import run_suite
 
-    if args.repeat < 1:
+    if args.repeat is not None and args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
+    if (args.repeat is None) != (args.budget is not None):
+        raise ConfigError(
+            "--repeat auto needs --budget, such as --budget 2h"
+            if args.repeat is None
+            else "--budget goes with --repeat auto"
+        )
+    try:
+        budget_s = parse_budget(args.budget) if args.budget else None
+    except ValueError as err:
+        raise ConfigError(f"--budget: {err}") from err
     settings = load(args.config, run_overrides(args))
     base = from_mapping(RunConfig, settings.section("run"), "run")
     stages_impl = entries(args.stages, base.impl, base.engine)
@@ -85,8 +115,9 @@ def run(args: argparse.Namespace) -> int:
     for entry in stages_impl:  # every run's settings, before the first run starts
         validate(*entry_run(base, settings, entry))
     suite = run_suite(
-        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed
-    )
+        stages_impl, args.repeat, replace(base, impl="builtin"), settings, Console(), args.seed,
+        budget_s,
+    )  # fmt: skip
     print(format_table(suite.comparison, wide=args.wide))
     print(f"\norder (seed {suite.order.seed}):")
     print("\n".join(f"  {line}" for line in suite.order.lines()))

@@ -22,7 +22,7 @@ _COLUMNS = (
     ("change", False, lambda c: _percent(c.relative)),
     ("verdict", True, lambda c: c.verdict),
     ("runs", False, lambda c: f"{c.runs[0]}/{c.runs[1]}"),
-    ("p (Holm)", False, lambda c: _p(c.p_holm)),
+    ("p (adj.)", False, lambda c: _p(c.p_adjusted)),
 )  # fmt: skip
 
 
@@ -61,11 +61,13 @@ def format_ab(comparison: ABComparison, a_dirs: Sequence[Path], b_dirs: Sequence
     lines += _table(comparison.changes)
     tests = sum(c.p is not None for c in comparison.changes)
     notes = ["latency in ms; A, B: the mean of each side's runs; B − A: their difference,\n"
-             "    with its 95 % interval (not adjusted); change: B − A over A"]  # fmt: skip
+             "    with the interval its verdict is made with; change: B − A over A"]  # fmt: skip
     if tests:
         notes.append(
-            f"verdict: Welch's t across the runs, significant when the p-value adjusted by\n"
-            f"    Holm's method across the {tests} tests is below {ALPHA * 100:.0f} %"
+            f"verdict: Welch's t across the runs; each interval holds jointly with the other\n"
+            f"    {tests - 1} tested ones at {(1 - ALPHA) * 100:.0f} % (Bonferroni), and a change "
+            "is significant exactly\n    when its interval excludes 0; p (adj.): its p-value "
+            f"times {tests}, at most 1"
         )
     if any(c.method == WITHIN_RUN for c in comparison.changes):
         notes.append(f"no verdict: {comparison.no_verdict}")
@@ -86,7 +88,8 @@ def _table(changes: Sequence[Change]) -> list[str]:
 
 
 def _ci(c: Change) -> list[float] | None:
-    return list(c.ci95) if c.ci95 else None
+    shown = c.shown_interval
+    return list(shown) if shown else None
 
 
 def _change(c: Change) -> str:
@@ -119,7 +122,7 @@ def regression_line(check: Regression) -> str:
     """One line for a CI log: the outcome and the changes it rests on."""
     limit = f"{check.limit * 100:g} %"
     if check.failed:
-        worst = "; ".join(f"{_change(c)}, p {_p(c.p_holm)}" for c in check.regressed)
+        worst = "; ".join(f"{_change(c)}, p {_p(c.p_adjusted)}" for c in check.regressed)
         return f"REGRESSION: NEW is significantly slower than BASE by more than {limit}: {worst}"
     judged = "; ".join(f"{_change(c)} {c.verdict}" for c in check.changes)
     if verdict(check) == "no verdict":

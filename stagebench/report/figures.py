@@ -298,10 +298,11 @@ def ladder_figure(rows: list[dict[str, Any]]) -> go.Figure:
 
 
 def _error(rows: list[dict[str, Any]], key: str, interval: str) -> dict[str, Any]:
-    """Asymmetric error bars from each row's interval; none where a row has none."""
+    """Asymmetric error bars from each row's interval (an increment's: the one its verdict
+    was made with, where it has one); none where a row has none."""
     up, down = [], []
     for row in rows:
-        ci, value = row.get(interval), row.get(key)
+        ci, value = row.get(f"{interval}_joint") or row.get(interval), row.get(key)
         up.append(None if ci is None or value is None else ci[1] - value)
         down.append(None if ci is None or value is None else value - ci[0])
     return {"type": "data", "symmetric": False, "array": up, "arrayminus": down}

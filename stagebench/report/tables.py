@@ -253,10 +253,11 @@ def ladder_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _increment(row: dict[str, Any], q: str) -> tuple[str, str]:
-    """The increment's cell and its interval's with the verdict: n.s. not significant,
-    n.v. no verdict."""
+    """The increment's cell and its interval's with the verdict (the interval it was made
+    with, where there is one): n.s. not significant, n.v. no verdict."""
     key = f"increment_{q}"
-    value, text = estimate(row.get(key), row.get(f"{key}_ci95"), True, stage=row["stage"], stat=key)
+    interval = row.get(f"{key}_ci95_joint") or row.get(f"{key}_ci95")
+    value, text = estimate(row.get(key), interval, True, stage=row["stage"], stat=key)
     if row.get(key) is None:
         return value, cell("-")
     if row.get(f"{key}_significant") is False:

@@ -50,10 +50,13 @@ class Order:
         found = chosen(self.engine or None, name).name
         return key if found == "floor" else f"{found}:{key}"
 
+    def kind(self) -> str:
+        """How the rounds are ordered, with the seed (:func:`order_kind`)."""
+        return order_kind(self.seed, len(self.rounds), self.fixed_first)
+
     def describe(self) -> str:
         """The order as a sentence, with its seed."""
-        kind = order_kind(self.seed, len(self.rounds), self.fixed_first)
-        return f"{kind}: {'; '.join(self.lines())}"
+        return f"{self.kind()}: {'; '.join(self.lines())}"
 
     def as_json(self) -> dict:
         """comparison.json's ``order``: the seed, each round's "stage/impl" as run

@@ -18,13 +18,16 @@ table, which names the failed runs.
 import contextlib
 import json
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypedDict
 
 from evaluator.comparison.compare import Comparison, compare
+from evaluator.comparison.increments import MIN_RUNS
 from evaluator.comparison.table import to_markdown
+from evaluator.significance import MAX_ROUNDS
 from evaluator.summary_file import is_incomplete
 from ground import files, rundir
 from ground.errors import StagebenchError
@@ -35,6 +38,7 @@ from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.runner import execute
 from stagebench.run.warmup import describe_warm_up, shared_application
+from stagebench.suite.auto import Plan, plan_rounds
 from stagebench.suite.entry import Entry, entry_run
 from stagebench.suite.order import Order, round_orders
 
@@ -65,31 +69,41 @@ class SuiteResult:
 
 def run_suite(
     stages: list[Entry],
-    repeat: int,
+    repeat: int | None,
     base: RunConfig,
     settings: Settings,
     console: Console,
     seed: int | None = None,
+    budget_s: float | None = None,
 ) -> SuiteResult:
     """Run every (stage, impl) once in each of ``repeat`` rounds, in the order of
-    :func:`round_orders` (``seed``: a fresh random one when None)."""
+    :func:`round_orders` (``seed``: a fresh random one when None); ``repeat`` None: as
+    many rounds as :func:`~stagebench.suite.auto.plan_rounds` plans after the first three,
+    within ``budget_s`` seconds."""
     suite_id = new_run_id()
     suite_dir = Path(base.results_dir) / rundir.dir_name("suite", suite_id)
     files.writable_dir(suite_dir)
     order = round_orders(
         stages,
-        repeat,
+        repeat or MAX_ROUNDS,
         secrets.randbits(32) if seed is None else seed,
         fixed_first=base.application == "shared",
         engine=base.engine,
     )
-    console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
+    if repeat:
+        console.step(f"suite {suite_id}: {repeat} round(s), {order.describe()}")
+    else:
+        console.step(
+            f"suite {suite_id}: {MIN_RUNS} rounds, then as many as the verdicts need within "
+            f"{(budget_s or 0) / 60:g} min; {order.kind()}"
+        )
     run_dirs: list[Path] = []
     rounds: list[int] = []
     incomplete: list[Path] = []
     failed: list[FailedRun] = []
-    total = len(stages) * repeat
+    total = f"{len(stages) * repeat}" if repeat else "?"
     runs = {entry: entry_run(base, settings, entry) for entry in stages}
+    started, planned = time.monotonic(), None
     sharing = (
         shared_application(suite_dir, list(runs.values()), base, console, "suite")
         if base.application == "shared"
@@ -97,10 +111,25 @@ def run_suite(
     )
     with sharing as (application, warmed_up):
         for k, round_order in enumerate(order.rounds, 1):
+            if repeat is None and k == MIN_RUNS + 1:
+                spent = time.monotonic() - started
+                planned = (
+                    plan_rounds(
+                        compare(run_dirs, allow_mixed=True, rounds=rounds).unresolved,
+                        spent / MIN_RUNS,
+                        (budget_s or 0) - spent,
+                    )
+                    if run_dirs
+                    else Plan(MIN_RUNS, "every run so far failed")
+                )
+                console.step(f"suite {suite_id}: after {MIN_RUNS} rounds: {planned.reason}")
+            if planned is not None and k > planned.rounds:
+                order = replace(order, rounds=order.rounds[: k - 1])
+                break
             for stage, impl in round_order:
                 console.step(
                     f"suite {suite_id}: run {len(run_dirs) + 1} of {total} "
-                    f"(round {k} of {repeat}), stage {stage} ({impl})"
+                    f"(round {k} of {repeat or '?'}), stage {stage} ({impl})"
                 )
                 try:
                     result = execute(*runs[stage, impl], console, application)
@@ -128,7 +157,8 @@ def run_suite(
             "run": {k: v for k, v in vars(base).items() if k not in ("stage", "impl")},
             **engine_tables(settings),
         },
-        "repeat": repeat,
+        "repeat": len(order.rounds),
+        "auto": None if planned is None else {"budget_s": budget_s, "plan": planned.reason},
         "order": order.as_json(),
         "application": warmed_up,
         "failed": failed,
@@ -140,7 +170,10 @@ def run_suite(
         "pace_drift": comparison.pace_drift,
     }
     files.write(suite_dir / rundir.COMPARISON, json.dumps(doc, indent=2, default=str) + "\n")
-    rounds_note = f"{repeat} round{'s' if repeat > 1 else ''}, {order.describe()}."
+    count = len(order.rounds)
+    rounds_note = f"{count} round{'s' if count > 1 else ''}, {order.describe()}."
+    if planned is not None:
+        rounds_note += f" Rounds planned after the first {MIN_RUNS}: {planned.reason}."
     if warmed_up is not None:
         rounds_note += " " + describe_warm_up(warmed_up)
     if failed:

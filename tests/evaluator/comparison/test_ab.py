@@ -61,13 +61,17 @@ def test_one_run_against_one_shows_the_within_run_interval_and_withholds_the_ver
     assert not check.failed and check.no_verdict.startswith("fewer than 3 runs on a side")
 
 
-def test_holm_corrects_the_tests_of_all_stages_together():
+def test_the_tests_of_all_stages_are_judged_together_with_the_intervals_shown():
     a = runs("ingest", [30, 31, 29]) + runs("join", [228, 240, 220])
     b = runs("ingest", [45, 46, 44]) + runs("join", [229, 241, 221])
     found = changes(a, b)
     assert [c.stage for c in found] == ["ingest", "ingest", "join", "join"]
-    assert all(c.p_holm >= c.p for c in found)
+    assert all(c.p_adjusted == pytest.approx(min(1.0, 4 * c.p)) for c in found)
     assert [c.verdict for c in found] == [SLOWER, SLOWER, SAME, SAME]
+    for c in found:  # the interval shown is the one the verdict was made with, and wider
+        lo, hi = c.shown_interval
+        assert (lo > 0 or hi < 0) == (c.verdict != SAME)
+        assert lo < c.ci95[0] and c.ci95[1] < hi
 
 
 def test_a_stage_only_one_side_has_is_left_out_and_two_impls_on_a_side_refused():

@@ -142,7 +142,7 @@ def test_engines_on_one_stage_are_compared_pair_by_pair_with_a_verdict(tmp_path)
     ingest, join = comparison.engines
     assert join.p50 == pytest.approx(247.0) and join.p50_method == "rounds"
     assert join.p50_significant is True and ingest.p50_significant is True
-    # one Holm family: the engines' tests count with the increments'
+    # one family: the engines' tests count with the increments'
     increments = sum(getattr(r, f"increment_{q}_p") is not None
                      for r in comparison.rows for q in ("p50", "p99"))  # fmt: skip
     assert comparison.tests == increments + 4

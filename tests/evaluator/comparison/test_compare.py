@@ -5,6 +5,8 @@ import pytest
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.differences import differences
 from evaluator.comparison.table import format_table, to_markdown
+from evaluator.number_format import format_ms
+from evaluator.significance import paired_t
 from ground.errors import EvaluationError
 from tests.evaluator.summaries import made_summary, summary_doc
 
@@ -290,7 +292,8 @@ def test_one_run_per_stage_gives_a_within_run_interval_and_no_verdict(tmp_path):
         assert getattr(parse, f"increment_{q}_method") == "within-run"
         assert (
             getattr(parse, f"increment_{q}_p") is None
-            and getattr(parse, f"increment_{q}_p_holm") is None
+            and getattr(parse, f"increment_{q}_p_adjusted") is None
+            and getattr(parse, f"increment_{q}_ci95_joint") is None
         )
         # p99's interval excludes 0, and still no verdict: one run per stage
         assert getattr(parse, f"increment_{q}_significant") is None
@@ -302,7 +305,8 @@ def test_one_run_per_stage_gives_a_within_run_interval_and_no_verdict(tmp_path):
     assert comparison.significance["no_verdict"].startswith("fewer than 3 runs of a stage")
     text = format_table(comparison, wide=True)
     assert "+3 [−7–+13] n.v." in text and "+100 [+86–+114] n.v." in text
-    assert "n.v.: no verdict, fewer than 3 runs of a stage" in text and "Holm" not in text
+    assert "n.v.: no verdict, fewer than 3 runs of a stage" in text and "jointly" not in text
+    assert comparison.resolution is None and "smallest difference" not in text
     assert "+3 [−7–+13] n.v." in to_markdown(comparison)
 
 
@@ -359,7 +363,7 @@ def test_fewer_than_three_rounds_show_the_within_run_interval_without_a_verdict(
     assert "+405 [+404–+406] n.v." in format_table(comparison, wide=True)
 
 
-def test_holm_corrects_a_tables_tests_together(tmp_path):
+def test_a_tables_verdicts_are_made_with_the_intervals_printed_beside_them(tmp_path):
     from scipy import stats
 
     # parse adds 2, 3, 4 (p 0.035 alone); join adds about 400 at every percentile
@@ -372,19 +376,39 @@ def test_holm_corrects_a_tables_tests_together(tmp_path):
     _, parse, join = comparison.rows
     raw = stats.ttest_1samp([2, 3, 4], 0).pvalue
     assert parse.increment_p50_p == pytest.approx(raw) and raw < 0.05
-    assert parse.increment_p50_ci95[0] > 0  # the unadjusted interval excludes 0
-    # four tests: parse's two p-values are the largest, doubled by Holm
+    assert parse.increment_p50_ci95[0] > 0  # its own 95 % interval excludes 0
+    # four tests: each interval at 1 − 5 %/4, each p-value times 4
     assert comparison.tests == 4
-    assert parse.increment_p50_p_holm == pytest.approx(2 * raw)
+    half = stats.t.ppf(1 - 0.05 / 8, 2) * stats.tstd([2, 3, 4]) / 3**0.5
+    assert parse.increment_p50_ci95_joint == pytest.approx([3.0 - half, 3.0 + half])
+    assert parse.increment_p50_ci95_joint[0] < 0 < parse.increment_p50_ci95_joint[1]
+    assert parse.increment_p50_p_adjusted == pytest.approx(4 * raw)
     assert parse.increment_p50_significant is False
     assert join.increment_p50_significant is True and join.increment_p99_significant is True
+    for row in (parse, join):
+        for q in ("p50", "p99"):
+            lo, hi = getattr(row, f"increment_{q}_ci95_joint")
+            assert getattr(row, f"increment_{q}_significant") == (lo > 0 or hi < 0)
+    needed = paired_t([2.0, 3.0, 4.0]).rounds_to_resolve(4)
+    assert needed is not None and needed > 3
     assert comparison.significance == {
-        "level": 0.95, "correction": "holm", "tests": 4, "min_runs": 3, "no_verdict": None,
+        "level": 0.95, "correction": "bonferroni", "tests": 4, "min_runs": 3, "no_verdict": None,
+        "within_noise": {"what": "parse/builtin +p50", "difference_ms": pytest.approx(3.0),
+                         "spread_ms": pytest.approx(1.0), "method": "rounds", "runs": 3,
+                         "needed": needed},
     }  # fmt: skip
     text = format_table(comparison, wide=True)
-    assert "+3.0 [+0.5–+5.5] n.s." in text
-    assert "n.s.: not significant at 5 % after Holm's correction across the table's 4 tests" in text
-    assert "Holm's correction" in to_markdown(comparison)
+    shown = f"+3.0 [{format_ms(3.0 - half, signed=True)}–{format_ms(3.0 + half, signed=True)}] n.s."
+    assert shown in text
+    assert "a verdict's [lo–hi] holds jointly with the table's other 3 tested ones at 95 %" in text
+    line = (
+        "within noise, the smallest difference: parse/builtin +p50 +3.0 ms, judged on 3 "
+        f"rounds with a spread (SD) of 1.0 ms; about {needed} rounds (suite --repeat {needed})"
+    )
+    assert line in text and line in to_markdown(comparison)
+    compact = format_table(comparison)
+    assert shown.removesuffix(" n.s.") in compact and "within noise" in compact
+    assert f"about {needed} rounds (suite --repeat {needed})" in " ".join(compact.split())
 
 
 def test_runs_without_intervals_or_steadiness_still_compare(tmp_path):

@@ -147,6 +147,22 @@ def test_suite_bad_stages_are_one_clear_line(tmp_path, stages, message):
     assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--repeat", "auto"], "--repeat auto needs --budget, such as --budget 2h"),
+        (["--budget", "2h"], "--budget goes with --repeat auto"),
+        (["--repeat", "auto", "--budget", "soon"], "--budget: expected a time > 0 such as 30m"),
+        (["--repeat", "0"], "--repeat must be at least 1"),
+    ],
+)
+def test_suite_bad_rounds_are_one_clear_line(tmp_path, options, message):
+    result = stagebench("suite", *options, "--results", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("ERROR: ") and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
 def test_real_time_window_with_too_few_slots_is_refused_before_the_run(tmp_path):
     """tumbling-union in real-time mode on local[2]: 2 input partitions and 2 shuffle
     partitions need 4 task slots at once; refused before any topic or directory."""

@@ -193,3 +193,39 @@ def test_the_measured_line_names_the_java_where_it_was_recorded():
 
     assert "2 cores, PySpark 4.3.0 (Java 25), Kafka 4.3.1, " in line({**VERSIONS, "java": "25"})
     assert "2 cores, PySpark 4.3.0, Kafka 4.3.1, " in line(VERSIONS)  # older results
+
+
+VERDICT = re.compile(
+    r"\[(?P<lo>[−+]?[\d,.]+)–(?P<hi>[−+]?[\d,.]+)\]\s+(?:\S+\s+)?"
+    r"(?P<word>significant|within noise)"
+)
+"""An interval and the verdict printed beside it: in a line between engines, or in the
+stage table with the 'over' column between them."""
+
+
+def _number(text: str) -> float:
+    return float(text.replace("−", "-").replace(",", ""))
+
+
+@pytest.mark.parametrize("name", stored(ROOT, "suite"))
+def test_no_stored_suite_prints_an_interval_that_disagrees_with_its_verdict(name):
+    """What `stagebench compare` prints of every stored suite, wide and compact: each
+    interval excludes 0 exactly where its verdict beside it says significant."""
+    from evaluator.comparison.table import format_table as stage_table
+
+    found = comparison(ROOT, name)
+    judged = 0
+    for text in (stage_table(found), stage_table(found, wide=True)):
+        for line in text.splitlines():
+            for match in VERDICT.finditer(line):
+                lo, hi = _number(match["lo"]), _number(match["hi"])
+                judged += 1
+                assert (lo > 0 or hi < 0) == (match["word"] == "significant"), line
+    for item, key in [(r, f"increment_{q}") for r in found.rows for q in ("p50", "p99")] + [
+        (d, q) for d in found.engines for q in ("p50", "p99")
+    ]:
+        joint = getattr(item, f"{key}_ci95_joint")
+        if joint is not None:
+            assert getattr(item, f"{key}_significant") == (joint[0] > 0 or joint[1] < 0)
+    if found.tests:  # a suite of three rounds prints its verdicts beside their intervals
+        assert judged > 0

@@ -63,14 +63,14 @@ def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
     assert fake_runs == [stage for r in expected.rounds for stage, _ in r]
     doc = json.loads((result.suite_dir / "comparison.json").read_text())
     assert doc["order"] == expected.as_json()
-    assert doc["significance"]["tests"] == 4 and doc["significance"]["correction"] == "holm"
+    assert doc["significance"]["tests"] == 4 and doc["significance"]["correction"] == "bonferroni"
     join = doc["stages"][2]
     assert join["run_rounds"] == [1, 2, 3] and len(join["increment_p50_rounds"]) == 3
     assert join["increment_p50_method"] == "rounds"
     assert "pace_drift" in doc and "(seed 11): round 1:" in out.getvalue()
     md = (result.suite_dir / "comparison.md").read_text()
     assert "3 rounds, stages in random order per round (seed 11)" in md
-    assert "Holm's correction" in md
+    assert "holds jointly with the table's other" in md
 
 
 def test_one_round_records_its_order_and_gives_no_verdict(fake_runs, tmp_path):
