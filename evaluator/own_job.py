@@ -49,7 +49,9 @@ def filled(stage_name: str, outputs: pd.DataFrame, expected: pd.DataFrame | None
         complete = frame[identity].notna().all(axis=1).to_numpy()
         if complete.any():
             subset = frame.loc[complete, identity].reset_index(drop=True)
-            whole = {c: np.int64 for c in identity if subset[c].dtype.kind in "iu"}
+            # numbers as int64, floats too (a column with nulls may come as one): a
+            # float column would take lookup's pandas merge instead of its packed search
+            whole = {c: np.int64 for c in identity if subset[c].dtype.kind in "iuf"}
             rows[complete] = lookup(subset.astype(whole), expected, identity)
     found = rows >= 0
     own = stage(stage_name).own

@@ -5,7 +5,8 @@ in each output the input it came from, which is all stagebench needs:
 
     stagebench run --job 'python docs/examples/python_job.py'
 
-It uses no stagebench module: only confluent-kafka and the variables stagebench sets.
+It uses no stagebench module: only confluent-kafka, the variables stagebench sets and
+``kafka_config.py`` beside it (the settings of a secured cluster).
 """
 
 import json
@@ -13,16 +14,15 @@ import os
 import signal
 
 from confluent_kafka import Consumer, Producer
+from kafka_config import client
 
-bootstrap = os.environ["STAGEBENCH_BOOTSTRAP"]
-consumer = Consumer({
-    "bootstrap.servers": bootstrap,
+consumer = Consumer(client(**{
     "group.id": "python-job-" + os.environ["STAGEBENCH_RUN_ID"],
     "auto.offset.reset": "earliest",
     "fetch.wait.max.ms": 5,
-})  # fmt: skip
+}))  # fmt: skip
 consumer.subscribe(os.environ["STAGEBENCH_INPUT_TOPICS"].split(","))
-producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+producer = Producer(client(**{"linger.ms": 0}))
 output = os.environ["STAGEBENCH_OUTPUT_TOPIC"]
 
 stopping = []

@@ -1,8 +1,9 @@
 """The command engine's job process: your command, watched from outside.
 
-It runs ``[engine.command] job`` with ``/bin/sh -c`` in the run's scratch directory,
-with the run's Kafka, topics and files in :data:`ENVIRONMENT`'s variables, in this
-process's process group (so a runner that kills this job kills yours with it). This
+It runs ``[engine.command] job`` with ``/bin/sh -c`` in the directory stagebench was
+started in (so ``python my_job.py`` finds the file as the user typed it), with the run's
+Kafka, topics and files in :data:`ENVIRONMENT`'s variables, in this process's process
+group (so a runner that kills this job kills yours with it). This
 process is its children's subreaper: a process of your job whose parent exited, or
 that left the group (``setsid``), stays its descendant, and is stopped with the rest. It sees
 nothing inside your job, so it tells the runner what it can see from Kafka:
@@ -121,8 +122,7 @@ def run(
     env = {**os.environ, **environment(config, scratch)}
     log.info("starting your job: %s", settings.job)
     _become_subreaper()
-    proc = subprocess.Popen(["/bin/sh", "-c", settings.job], cwd=scratch, env=env,
-                            stdin=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(["/bin/sh", "-c", settings.job], env=env, stdin=subprocess.DEVNULL)
     topics = Topics(config.bootstrap, [config.speed_topic, config.flow_topic], config.output_topic)
     try:
         _watch(proc, settings, topics, run_dir, scratch, max_seconds, stop)

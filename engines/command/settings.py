@@ -17,8 +17,8 @@ class CommandSettings(Settings):
     job: str = field(
         default="",
         metadata={
-            "help": "the command that runs your job, run by /bin/sh in the run's scratch "
-            "directory with STAGEBENCH_BOOTSTRAP, STAGEBENCH_INPUT_TOPICS, "
+            "help": "the command that runs your job, run by /bin/sh in the directory "
+            "stagebench was started in, with STAGEBENCH_BOOTSTRAP, STAGEBENCH_INPUT_TOPICS, "
             "STAGEBENCH_OUTPUT_TOPIC, STAGEBENCH_SCRATCH_DIR and STAGEBENCH_READY_FILE set "
             "(docs/own-pipeline.md); it implies --engine command, and --stage job unless a "
             "stage is named",

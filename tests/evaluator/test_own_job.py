@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from evaluator import report
+from evaluator import checks, own_job, report
 from evaluator.config import EvaluatorConfig
 from evaluator.measure import measure
 from evaluator.reader import OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
@@ -161,3 +161,26 @@ def test_a_claiming_job_s_topics_are_read_whole():
     marked = dataclasses.replace(CLAIMED, start_ms=60_000, carries_inputs=True)
     assert read_from_ms(marked, config) == 50_000
     assert read_from_ms(dataclasses.replace(marked, carries_inputs=False), config) is None
+
+
+def test_identity_columns_read_as_floats_are_looked_up_as_int64(monkeypatch):
+    """A column with nulls can come as float64: the complete rows' identity reaches the
+    lookup as int64, so it takes the packed search, not a pandas merge of floats."""
+    seen = []
+
+    def spy(outputs: pd.DataFrame, expected: pd.DataFrame, identity) -> np.ndarray:
+        seen.append({c: outputs[c].dtype for c in identity})
+        return checks.lookup(outputs, expected, identity)
+
+    monkeypatch.setattr(own_job, "lookup", spy)
+    ts = [1000 * i for i in range(10)]
+    outputs = _job_outputs(list(range(10)), [4] * 10, ts)
+    outputs[s.SOURCE_OFFSET] = (
+        outputs[s.SOURCE_OFFSET].astype(float).where(outputs[s.SOURCE_OFFSET] != 3)
+    )  # one output names no offset: the column is float64, as with nulls
+    outputs[s.SOURCE_PARTITION] = outputs[s.SOURCE_PARTITION].astype(float)
+    summary = _claimed(CLAIMED, outputs, _raw_inputs(ts))
+    assert summary["records"]["malformed_outputs"] == 1 and summary["trusted"] is True
+    assert summary["latency_ms"]["count"] == 9 and summary["latency_ms"]["p50"] == 4
+    (dtypes,) = seen
+    assert dtypes[s.SOURCE_OFFSET] == dtypes[s.SOURCE_PARTITION] == np.int64

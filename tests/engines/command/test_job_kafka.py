@@ -48,6 +48,13 @@ def _run(bootstrap: str, results: Path, job: str, *args: str, exit_code: int = 0
     return json.loads(summary.read_text())
 
 
+def _copied(directory: Path, name: str, text: str) -> Path:
+    """A job of ``text`` at ``directory/name``, beside a copy of the module it imports."""
+    (directory / "kafka_config.py").write_text((EXAMPLES / "kafka_config.py").read_text())
+    (directory / name).write_text(text)
+    return directory / name
+
+
 def _python_job(path: Path = EXAMPLES / "python_job.py") -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
 
@@ -81,10 +88,11 @@ def test_the_pyspark_example_is_measured_and_trusted(kafka_bootstrap, tmp_path):
 
 
 def test_a_job_that_names_inputs_of_no_run_is_not_trusted(kafka_bootstrap, tmp_path):
-    broken = tmp_path / "broken_job.py"
     text = (EXAMPLES / "python_job.py").read_text()
-    broken.write_text(
-        text.replace('"source_offset": msg.offset()', '"source_offset": msg.offset() + 10**9')
+    broken = _copied(
+        tmp_path,
+        "broken_job.py",
+        text.replace('"source_offset": msg.offset()', '"source_offset": msg.offset() + 10**9'),
     )
     summary = _run(kafka_bootstrap, tmp_path / "results", _python_job(broken),
                    "--duration", "5", "--warmup", "2", exit_code=1)  # fmt: skip
@@ -125,8 +133,7 @@ def test_a_job_whose_shell_exits_leaves_none_of_its_processes(kafka_bootstrap, t
 
 
 def test_no_process_of_a_job_outlives_a_sigterm_to_stagebench(kafka_bootstrap, tmp_path):
-    job = tmp_path / "my_job.py"
-    job.write_text((EXAMPLES / "python_job.py").read_text())
+    job = _copied(tmp_path, "my_job.py", (EXAMPLES / "python_job.py").read_text())
     results = tmp_path / "results"
     bench = subprocess.Popen(
         [sys.executable, "-m", "stagebench", "run", "--job", _python_job(job), "--duration",
