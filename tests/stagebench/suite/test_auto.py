@@ -1,23 +1,20 @@
-"""``suite --repeat auto``: when another round is run, and a suite that adds rounds until
-its verdicts settle or its budget ends (without Kafka)."""
+"""``suite --repeat auto``: the rounds planned after the first three, and a suite that runs
+them within its budget (without Kafka)."""
 
 import io
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from evaluator.comparison.compare import compare
 from evaluator.comparison.increments import Resolution
-from evaluator.record import from_dict
-from evaluator.result import Summary
 from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.suite import rounds as suite
 from stagebench.suite.auto import plan_rounds
-from tests.evaluator.summaries import summary_doc
+from tests.stagebench.suite.test_rounds import evaluated
 
 LADDER = [("floor", "builtin"), ("ingest", "builtin"), ("parse", "builtin")]
 
@@ -57,18 +54,8 @@ def noisy_runs(monkeypatch, tmp_path):
     def execute(run, settings, console, application=None):
         ran.append(run.stage)
         now[0] += 60.0
-        run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
-        run_dir.mkdir()
         value = p50[run.stage] + float(rng.normal(0, 1.5))
-        summary = summary_doc(
-            run={"stage": run.stage, "impl": run.impl},
-            latency_ms={"p50": value, "p95": value, "p99": 2 * value},
-            confidence={"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
-            records={"missing": 0},
-            trusted=True,
-        )
-        (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(run_dir=run_dir, summary=from_dict(Summary, summary))
+        return evaluated(tmp_path / f"run{len(ran)}-{run.stage}", run, value)
 
     monkeypatch.setattr(suite, "execute", execute)
     monkeypatch.setattr(suite.time, "monotonic", lambda: now[0])

@@ -2,6 +2,7 @@
 
 import io
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -31,21 +32,25 @@ def fake_runs(monkeypatch, tmp_path):
 
     def execute(run, settings, console, application=None):
         ran.append(run.stage)
-        run_dir = tmp_path / f"run{len(ran)}-{run.stage}"
-        run_dir.mkdir()
-        value = p50[run.stage] + len(ran)
-        summary = summary_doc(
-            run={"stage": run.stage, "impl": run.impl},
-            latency_ms={"p50": value, "p95": value, "p99": 2 * value},
-            confidence={"p50": [value - 1, value + 1], "p99": [2 * value - 2, 2 * value + 2]},
-            records={"missing": 0},
-            trusted=True,
-        )
-        (run_dir / "summary.json").write_text(json.dumps(summary))
-        return SimpleNamespace(run_dir=run_dir, summary=from_dict(Summary, summary))
+        return evaluated(tmp_path / f"run{len(ran)}-{run.stage}", run, p50[run.stage] + len(ran))
 
     monkeypatch.setattr(suite, "execute", execute)
     return ran
+
+
+def evaluated(run_dir: Path, run: RunConfig, p50: float) -> SimpleNamespace:
+    """What execute() returns for a run of ``run``'s stage evaluated at ``p50`` (p99 twice
+    that, each ±1 ms and ±2 ms), its summary.json written in ``run_dir``."""
+    run_dir.mkdir()
+    summary = summary_doc(
+        run={"stage": run.stage, "impl": run.impl},
+        latency_ms={"p50": p50, "p95": p50, "p99": 2 * p50},
+        confidence={"p50": [p50 - 1, p50 + 1], "p99": [2 * p50 - 2, 2 * p50 + 2]},
+        records={"missing": 0},
+        trusted=True,
+    )
+    (run_dir / "summary.json").write_text(json.dumps(summary))
+    return SimpleNamespace(run_dir=run_dir, summary=from_dict(Summary, summary))
 
 
 def test_a_suite_runs_its_rounds_in_the_recorded_order(fake_runs, tmp_path):
