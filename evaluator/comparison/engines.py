@@ -3,7 +3,10 @@ pair's p50 and p99 with its interval and test, judged like an increment
 (:func:`evaluator.comparison.increments.increment`: in rounds on the per-round
 differences, runs made apart by Welch, fewer than three runs without a verdict), and
 only between rows of the same kind of operator: a window closed by the watermark is not
-compared with one written as soon as its data are complete.
+compared with one written as soon as its data are complete. A row run in another
+execution mode (Spark's real-time mode: ``builtin@real-time``) is an engine column of its
+own, ``spark@real-time``, compared with the other engines' rows of the implementation it
+runs and with its own engine's micro-batches.
 """
 
 from collections.abc import Callable
@@ -80,25 +83,35 @@ Key = tuple[str | None, str, str]
 Runs = list[dict[str, Any]]
 
 
+def column(engine: str, impl: str) -> tuple[str, str]:
+    """(engine column, implementation) of a row: ``("spark@real-time", "builtin")`` for
+    ``("spark", "builtin@real-time")``, a row of another execution mode; else as given."""
+    base, mode = impl.split("@", 1) if "@" in impl else (impl, "")
+    return (f"{engine}@{mode}" if mode else engine), base
+
+
 def engine_differences(
     groups: dict[Key, Runs], increment: Callable[[Runs, Runs, str], dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Every pair of engines with runs of the same stage and impl, in the order of the
-    engines' names, as :class:`EngineDifference` keys without the verdicts' (with each
-    test instead, for :func:`~evaluator.comparison.increments.judge`);
-    ``increment(runs, base_runs, q)`` judges one difference."""
+    """Every pair of engine columns (:func:`column`) with runs of the same stage and
+    implementation, in the order of their names, as :class:`EngineDifference` keys without
+    the verdicts' (with each test instead, for
+    :func:`~evaluator.comparison.increments.judge`); ``increment(runs, base_runs, q)``
+    judges one difference."""
     out = []
-    by_stage: dict[tuple[str, str], list[str]] = {}
-    for engine, stage_name, impl in groups:
+    by_stage: dict[tuple[str, str], dict[str, Key]] = {}
+    for group in groups:
+        engine, stage_name, impl = group
         if engine is not None and stage(stage_name).builds_on is not None:
-            by_stage.setdefault((stage_name, impl), []).append(engine)
-    for (stage_name, impl), engines in by_stage.items():
-        for over, engine in combinations(sorted(engines), 2):
-            runs, base = groups[(engine, stage_name, impl)], groups[(over, stage_name, impl)]
+            name, base_impl = column(engine, impl)
+            by_stage.setdefault((stage_name, base_impl), {})[name] = group
+    for (stage_name, impl), columns in by_stage.items():
+        for over, engine in combinations(sorted(columns), 2):
+            runs, base = groups[columns[engine]], groups[columns[over]]
             entry: dict[str, Any] = {
                 "stage": stage_name,
                 "impl": impl,
-                "kind": operator_kind(stage_name, impl),
+                "kind": operator_kind(stage_name, columns[engine][2]),
                 "engine": engine,
                 "over": over,
             }

@@ -161,3 +161,24 @@ def test_one_round_of_engines_compares_them_without_a_verdict(tmp_path):
     wide = format_table(comparison, wide=True).splitlines()
     [ingest] = [line for line in wide if line.startswith("  ingest: spark − flink p50 +")]
     assert "; p99 +" in ingest and "significant" not in ingest
+
+
+def test_spark_s_real_time_mode_is_an_engine_column_of_its_own(tmp_path):
+    dirs, numbers = [], []
+    for k in (1, 2, 3):
+        for engine, trigger, p50 in (("spark", "processing-time", 24.0 + k),
+                                     ("spark", "real-time", 1.0 + k / 10),
+                                     ("flink", None, 1.2 + k / 10)):  # fmt: skip
+            config = {"pipeline": {"trigger": trigger}} if trigger else {}
+            name = f"{engine}-{trigger}-{k}"
+            dirs.append(_run(tmp_path, name, "ingest", "builtin", p50, p50, 2 * p50,
+                             run={"engine": engine}, config=config))  # fmt: skip
+            numbers.append(k)
+    comparison = compare(dirs, rounds=numbers, allow_mixed=True)
+    pairs = {(d.engine, d.over): d for d in comparison.engines}
+    assert set(pairs) == {("spark", "flink"), ("spark@real-time", "flink"),
+                          ("spark@real-time", "spark")}  # fmt: skip
+    assert all(d.impl == "builtin" and d.kind == "stateless" for d in pairs.values())
+    assert pairs["spark@real-time", "flink"].p50 == pytest.approx(-0.2)
+    assert pairs["spark@real-time", "spark"].p50 == pytest.approx(1.0 + 0.2 - 26.0)
+    assert "ingest: spark@real-time − spark p50 −25 [" in format_table(comparison)
