@@ -23,7 +23,7 @@ import time
 from ground.jvm import maven
 from ground.jvm.java import java_executable
 from ground.kafka import KAFKA_VERSION
-from ground.kafka.broker import BROKER_JARS
+from ground.kafka.node import BROKER_JARS
 from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
 from publisher.codec import LaneEncoder

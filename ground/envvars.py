@@ -36,3 +36,7 @@ TEST_DOCKER = "STAGEBENCH_TEST_DOCKER"
 TEST_BROWSER = "STAGEBENCH_TEST_BROWSER"
 """``required``: a test marked ``browser`` fails, not skips, where Chromium or its driver is
 missing."""
+
+SPARK_LOCAL_IP = "SPARK_LOCAL_IP"
+"""Spark's own: the address a local master's driver binds to; stagebench sets it to the
+loopback address when unset (:mod:`engines.spark.session`)."""

@@ -3,6 +3,7 @@
 import contextlib
 import fcntl
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,14 +27,25 @@ def state_dir() -> Path:
 
 
 @contextlib.contextmanager
-def install_lock(target: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``target``'s install (a file ``.<name>.lock`` beside it)
-    for as long as the block runs: a second process installing the same cache entry waits,
-    then finds it installed, instead of deleting an install in progress."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+def locked(path: Path, waiting: str) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` for as long as the block runs; when
+    another process holds it, say ``waiting`` (one line on stderr), then wait for it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(waiting, file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def install_lock(target: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold an exclusive lock on ``target``'s install (a file ``.<name>.lock`` beside it)
+    for as long as the block runs: a second process installing the same cache entry waits,
+    then finds it installed, instead of deleting an install in progress."""
+    lock = target.parent / f".{target.name}.lock"
+    return locked(lock, f"Waiting for another process that installs {target}...")

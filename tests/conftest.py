@@ -30,6 +30,7 @@ from tests.kafka_docker import (
     kafka_image,
     remove_session_containers,
 )
+from tests.leaks import canary_properties
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,17 @@ log = logging.getLogger(__name__)
 def kafka_bootstrap(tmp_path_factory) -> Iterator[str]:
     with kafka_for_tests(tmp_path_factory.mktemp("broker")) as kafka:
         yield kafka.bootstrap
+
+
+@pytest.fixture(scope="module")
+def kafka_canary(tmp_path_factory) -> Iterator[str]:
+    """A password that every process the module starts is given, in a
+    ``STAGEBENCH_KAFKA_PROPERTIES`` file on PLAINTEXT that carries SASL credentials
+    (:func:`tests.leaks.canary_properties`), and that none may write anywhere."""
+    path, canary = canary_properties(tmp_path_factory.mktemp("properties"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(envvars.KAFKA_PROPERTIES, str(path))
+        yield canary
 
 
 def _docker_unavailable(why: str) -> None:

@@ -23,7 +23,7 @@ import yaml
 
 from ground import envvars
 from ground.kafka import DEFAULT_KAFKA_IMAGE
-from ground.kafka.broker import wait_until_reachable
+from ground.kafka.node import wait_until_reachable
 from ground.kafka.ports import free_port
 
 log = logging.getLogger(__name__)

@@ -43,6 +43,9 @@ def main(statements_file: str, status_file: str) -> int:
         plan = json.load(f)
     os.unlink(statements_file)  # it may hold a secret: gone once read, however the job ends
 
+    # PyFlink serves Python functions from a gRPC server on every interface ("[::]") in a
+    # local mini-cluster; no Python function runs on the statements' data path, so none
+    os.environ["_python_worker_execution_mode"] = "process"  # noqa: SIM112 - PyFlink's name
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())

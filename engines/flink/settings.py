@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from engines.config import IDLE_PROGRESS_MS, PipelineConfig, Settings
 from ground.config import require
 from ground.kafka import MAX_MESSAGE_BYTES, client
+from ground.kafka.ports import LOOPBACK
 from ground.stages import stage
+
+LOOPBACK_CONF = {
+    key: LOOPBACK
+    for key in ("rest.address", "rest.bind-address", "jobmanager.bind-host",
+                "taskmanager.bind-host", "taskmanager.host")
+}  # fmt: skip
+"""A local mini-cluster's REST endpoint, blob server and task manager listen on the
+loopback interface only (Flink's default: every interface)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,8 @@ class FlinkSettings(Settings):
             host, port = self.rest_address()
             conf.update({"execution.target": "remote", "rest.address": host,
                          "rest.port": str(port)})  # fmt: skip
+        else:
+            conf.update(LOOPBACK_CONF)
         if self.idle_timeout_ms:
             conf["table.exec.source.idle-timeout"] = f"{self.idle_timeout_ms} ms"
         if self.checkpoint_interval_ms:

@@ -4,9 +4,10 @@ use into the user's cache.
 The jars come from Maven Central through :mod:`ground.jvm.maven` (``jars.txt``; with
 ``state_store = "rocksdb"`` also ``rocksdb.txt``). The source (``java/``) is compiled into
 ``<cache>/kafka-streams/classes-<key>``, the key a hash of the source and the pins, so a
-second run compiles nothing. The compiler is the JDK's ``javac`` beside the Java runtime
-found; a runtime without one (a JRE) compiles with the Eclipse compiler (``ecj.txt``, a
-pinned jar that runs on the runtime itself).
+second run compiles nothing; a second process at the same time waits for the first's
+compile (:func:`ground.paths.install_lock`). The compiler is the JDK's ``javac`` beside
+the Java runtime found; a runtime without one (a JRE) compiles with the Eclipse compiler
+(``ecj.txt``, a pinned jar that runs on the runtime itself).
 """
 
 import hashlib
@@ -22,7 +23,7 @@ from pathlib import Path
 from ground.errors import EngineError
 from ground.jvm.java import java_executable
 from ground.jvm.maven import Pin, classpath, read_pins, resolve
-from ground.paths import cache_dir
+from ground.paths import cache_dir, install_lock
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,15 @@ def compiled(jars: list[Path], javac: Path | None = None) -> Path:
     target = cache_dir() / "kafka-streams" / f"classes-{source_key()}"
     if (target / _DONE).exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with install_lock(target):  # a second process waits, then takes the first one's classes
+        if not (target / _DONE).exists():
+            _compile(jars, javac, target)
+    return target
+
+
+def _compile(jars: list[Path], javac: Path | None, target: Path) -> None:
+    """Compile the job into a fresh directory beside ``target``, then rename it to
+    ``target``: an interrupted compile leaves no half-made ``target``."""
     files = sources()
     command, compiler = compiler_command(javac)
     print(
@@ -94,17 +103,13 @@ def compiled(jars: list[Path], javac: Path | None = None) -> Path:
             first = next((line for line in done.stderr.splitlines() if line.strip()), "")
             raise EngineError(f"compiling the Kafka Streams job with {compiler} failed: {first}")
         (work / _DONE).write_text(compiler + "\n")
-        try:
-            os.replace(work, target)
-        except OSError:  # another job compiled it meanwhile
-            if not (target / _DONE).exists():
-                raise
+        shutil.rmtree(target, ignore_errors=True)  # one without its marker: damaged
+        os.replace(work, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     log.info(
         "compiled the Kafka Streams job with %s in %.1f s", compiler, time.monotonic() - started
     )
-    return target
 
 
 def compiler_command(javac: Path | None = None) -> tuple[list[str], str]:

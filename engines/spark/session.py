@@ -8,12 +8,13 @@ cached (:func:`engines.spark.ivy.resolve`); every session then names those files
 (less what PySpark ships itself).
 """
 
+import contextlib
 import functools
 import os
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pyspark
@@ -25,6 +26,7 @@ from engines.spark.local_file_system import on_class_path
 from ground import envvars, files, paths
 from ground.errors import EngineError, ResolveError
 from ground.jvm.java import java_executable
+from ground.kafka.ports import LOOPBACK
 
 CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 CONNECTOR_FALLBACK = "4.2.0"
@@ -93,7 +95,11 @@ def _artifact(jar_name: str) -> str:
 
 
 def base_conf(master: str) -> dict[str, str]:
-    """Settings every stagebench session has; callers may override any of them."""
+    """Settings every stagebench session has; callers may override any of them. A local
+    master's driver (its RPC, block manager and UI if enabled) listens on the loopback
+    interface only; a cluster's executors must reach the driver, so it keeps Spark's own
+    choice there (the machine's address)."""
+    local = {"spark.driver.bindAddress": LOOPBACK, "spark.driver.host": LOOPBACK}
     return {
         "spark.master": master,
         "spark.jars": ",".join(str(jar) for jar in connector_jars()),
@@ -102,6 +108,7 @@ def base_conf(master: str) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(os.cpu_count() or 2),
         "spark.driver.memory": "2g",
+        **(local if master.startswith("local") else {}),
     }
 
 
@@ -118,7 +125,8 @@ def build_session(
     for key, value in on_class_path({**base_conf(master), **(conf or {})}).items():
         builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        with _local_ip(master):
+            spark = builder.getOrCreate()
     except (PySparkException, RuntimeError) as err:
         raise EngineError(
             f"Spark could not start (master {master}); if this is the first run, the Kafka "
@@ -126,3 +134,19 @@ def build_session(
         ) from err
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+@contextlib.contextmanager
+def _local_ip(master: str) -> Iterator[None]:
+    """``SPARK_LOCAL_IP`` set to the loopback address, unless the user set it, for the
+    driver JVM a local master's session starts: Spark's UI binds to it (every interface
+    without it) and reads no conf for that. Only the JVM started here sees it, not a
+    standalone cluster a later process of this one starts."""
+    if not master.startswith("local") or envvars.SPARK_LOCAL_IP in os.environ:
+        yield
+        return
+    os.environ[envvars.SPARK_LOCAL_IP] = LOOPBACK
+    try:
+        yield
+    finally:
+        del os.environ[envvars.SPARK_LOCAL_IP]

@@ -7,7 +7,8 @@ dependency closure resolved once, beforehand, so every machine runs the jars tha
 tested. :func:`resolve` downloads those of a list with urllib (which honours
 ``https_proxy`` and ``no_proxy``), checks each against its SHA-1 before it renames it into
 ``<cache>/jars/<key>/``, and writes a ``complete`` marker once all are there: a second
-resolution of the same list downloads nothing.
+resolution of the same list downloads nothing, and one in another process at the same
+time waits for the first (:func:`ground.paths.install_lock`).
 """
 
 import hashlib
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from ground import envvars, files
 from ground.errors import ResolveError
-from ground.paths import cache_dir
+from ground.paths import cache_dir, install_lock
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +104,16 @@ def resolve(pins: Sequence[Pin], what: str = "jars", repository: str | None = No
     marker = target / _MARKER
     if marker.exists() and all(jar.exists() for jar in jars):
         return jars
+    with install_lock(target):  # a second process waits, then finds the first one's jars
+        _download_missing(pins, what, repository_url, target)
+        files.write(marker, "".join(f"{name}\n" for name in names))
+    return jars
+
+
+def _download_missing(pins: Sequence[Pin], what: str, repository_url: str, target: Path) -> None:
+    """Download into ``target`` each jar of ``pins`` that is not there yet with its SHA-1
+    (jars of an interrupted first time, or of another process's, are not downloaded again)."""
     target.mkdir(parents=True, exist_ok=True)
-    # jars of an interrupted first time are there already: checked, not downloaded again
     missing = [pin for pin in pins if _sha1(target / pin.file_name) != pin.sha1]
     if missing:
         count = f"{len(missing)} jar{'s' if len(missing) > 1 else ''}"
@@ -121,8 +130,6 @@ def resolve(pins: Sequence[Pin], what: str = "jars", repository: str | None = No
             "downloaded %d jars, %.1f MB, in %.1f s",
             len(missing), size / 1e6, time.monotonic() - started,
         )  # fmt: skip
-    files.write(marker, "".join(f"{name}\n" for name in names))
-    return jars
 
 
 def classpath(jars: Sequence[Path]) -> str:

@@ -10,126 +10,35 @@ of all of them, each node with its own ports, data and logs under
 ``home/node-<id>``. A state file records the cluster, so later commands (and a
 second ``start``) reuse it; a state whose processes are all gone is detected
 and cleaned. One node can be stopped and started again on its data (a leader
-change, a broker restart).
+change, a broker restart). The state file is :mod:`ground.kafka.broker_state`, a node's
+JVM :mod:`ground.kafka.node`; every start, stop and read of the state holds the home's
+lock, so concurrent commands on one home take turns.
 """
 
 import contextlib
-import fcntl
-import json
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import psutil
-from confluent_kafka.admin import AdminClient
 
-from ground import files
 from ground.errors import BrokerError
-from ground.jvm import maven
-from ground.jvm.java import java_executable
-from ground.kafka import KAFKA_VERSION, MAX_BROKERS, client
+from ground.kafka import KAFKA_VERSION, MAX_BROKERS, broker_state
 from ground.kafka.broker_config import cluster_id, log4j2_properties, server_properties
+from ground.kafka.broker_state import BrokerState, NodeState
+from ground.kafka.node import START_TIMEOUT_S, format_storage, launch, wait_until_reachable
 from ground.kafka.ports import LOOPBACK, ensure_free, free_port
-from ground.kafka.processes import STOP_TIMEOUT_S, is_embedded_broker, tail, terminate, wait_gone
-from ground.paths import state_dir
+from ground.kafka.processes import STOP_TIMEOUT_S, tail, terminate, wait_gone
+from ground.paths import locked, state_dir
 
 log = logging.getLogger(__name__)
 
-BROKER_JARS = maven.read_pins(Path(__file__).with_name("broker_jars.txt"))
-"""The broker's class path: ``kafka_2.13`` at :data:`~ground.kafka.KAFKA_VERSION` with its
-runtime dependencies, and the log4j2 binding the official distribution adds."""
-START_TIMEOUT_S = 90.0
 START_ATTEMPTS = 3
-
-
-@dataclass(frozen=True)
-class NodeState:
-    """One node of the embedded cluster; ``pid`` is 0 while the node is stopped."""
-
-    node_id: int
-    pid: int
-    bootstrap: str
-    controller_port: int
-    log_dir: str
-    data_dir: str
-
-    @property
-    def config(self) -> Path:
-        """The node's ``server.properties``, beside its logs."""
-        return Path(self.log_dir).parent / "server.properties"
-
-    @property
-    def running(self) -> bool:
-        return self.pid > 0 and is_embedded_broker(self.pid, self.config)
-
-
-@dataclass(frozen=True)
-class BrokerState:
-    """What ``status --json`` prints and later commands read."""
-
-    bootstrap: str
-    """Every node's address, comma-separated: clients find the cluster through any."""
-    kafka_version: str
-    home: str
-    started_at: float
-    nodes: tuple[NodeState, ...]
-    heap: str | None = None
-    """Every node's JVM heap, so a node started again gets the heap it had (None: a
-    state written before it was recorded; the starting object's heap then)."""
-
-    @property
-    def pids(self) -> list[int]:
-        """The running nodes' JVMs."""
-        return [n.pid for n in self.nodes if n.running]
-
-    def node(self, node_id: int) -> NodeState:
-        for n in self.nodes:
-            if n.node_id == node_id:
-                return n
-        raise BrokerError(f"no node {node_id} (nodes: {[n.node_id for n in self.nodes]})")
-
-    def as_json(self) -> dict:
-        return {**asdict(self), "nodes": [{**asdict(n), "running": n.running} for n in self.nodes]}
-
-    @classmethod
-    def from_json(cls, doc: dict) -> "BrokerState":
-        nodes = tuple(NodeState(**n) for n in doc.pop("nodes"))
-        return cls(**doc, nodes=nodes)
-
-
-def wait_until_reachable(
-    bootstrap: str,
-    timeout_s: float,
-    alive: Callable[[], bool] = lambda: True,
-    brokers: int = 1,
-    secured: bool = False,
-) -> None:
-    """Block until Kafka answers a metadata request listing at least ``brokers`` brokers
-    (``secured``: with the cluster's client properties, :mod:`ground.kafka.client`);
-    BrokerError after the timeout or when ``alive()`` turns False."""
-    base: dict[str, Any] = {"bootstrap.servers": bootstrap, "log_level": 0}
-    admin = AdminClient(client.settings(base) if secured else base)
-    deadline = time.monotonic() + timeout_s
-    last: Exception | str | None = None
-    while time.monotonic() < deadline:
-        if not alive():
-            raise BrokerError("the broker process exited during start-up")
-        try:
-            metadata = admin.list_topics(timeout=2)
-            if len(metadata.brokers) >= brokers:
-                return
-            last = f"{len(metadata.brokers)} of {brokers} brokers registered"
-        except Exception as err:  # KafkaException while the broker is not up yet
-            last = err
-        time.sleep(0.3)
-    raise BrokerError(f"Kafka at {bootstrap} did not answer within {timeout_s:.0f} s ({last})")
 
 
 class EmbeddedBroker:
@@ -165,12 +74,17 @@ class EmbeddedBroker:
         """The running cluster, or None; a state whose nodes have all died is cleaned up.
 
         A cluster with nodes stopped on purpose (:meth:`stop_node`, even all of them) is
-        still there, to be started again on its data.
+        still there, to be started again on its data. Read under the lock: a start or stop
+        in another process is waited for, never read half-way or cleaned under it.
         """
+        with self._lock():
+            return self._status()
+
+    def _status(self) -> BrokerState | None:
         if not self.state_file.exists():
             return None
         try:
-            state = BrokerState.from_json(json.loads(self.state_file.read_text()))
+            state = broker_state.read(self.state_file)
         except (ValueError, TypeError, KeyError):
             log.warning("unreadable broker state %s: removing it", self.state_file)
             self._clean()
@@ -186,8 +100,9 @@ class EmbeddedBroker:
         return state
 
     def footprint(self) -> tuple[float, float] | None:
-        """(MB its running JVMs hold in memory, MB its home holds on disk); None when no
-        node runs."""
+        """(MB its running JVMs hold in memory, MB its home takes on disk); None when no
+        node runs. The disk is what the files' blocks take: a partition's index files are
+        sparse, 10 MB each in size but a few kB on the disk."""
         if (state := self.status()) is None or not state.pids:
             return None
         rss = 0
@@ -198,7 +113,7 @@ class EmbeddedBroker:
         for root, _, names in os.walk(self.home):  # the broker adds and removes files meanwhile
             for name in names:
                 with contextlib.suppress(OSError):
-                    disk += os.stat(os.path.join(root, name)).st_size
+                    disk += os.stat(os.path.join(root, name)).st_blocks * 512
         return rss / 1e6, disk / 1e6
 
     # --- lifecycle -------------------------------------------------------------
@@ -206,7 +121,7 @@ class EmbeddedBroker:
         """Start the cluster, or return the one already running from this home."""
         self.home.mkdir(parents=True, exist_ok=True)
         with self._lock():
-            if state := self.status():
+            if state := self._status():
                 if self.port and not state.nodes[0].bootstrap.endswith(f":{self.port}"):
                     raise BrokerError(
                         f"an embedded broker already runs at {state.bootstrap}; "
@@ -239,7 +154,7 @@ class EmbeddedBroker:
     def stop(self) -> bool:
         """Stop every node and remove the state and data; False when none was running."""
         with self._lock():
-            state = self.status()
+            state = self._status()
             if state is None:
                 return False
             terminate([psutil.Process(pid) for pid in state.pids])
@@ -302,8 +217,8 @@ class EmbeddedBroker:
                 (node_home / "log4j2.properties").write_text(
                     log4j2_properties(log_dir / "server.log")
                 )
-                self._format(node_home, cluster, standalone=self.brokers == 1)
-                procs.append(self._launch(node_home))
+                format_storage(node_home, self.heap, cluster, standalone=self.brokers == 1)
+                procs.append(launch(node_home, self.heap))
                 node = NodeState(n, procs[-1].pid, f"{LOOPBACK}:{ports[n]}", voters[n],
                                  str(log_dir), str(data_dir))  # fmt: skip
                 nodes = (*state.nodes, node)
@@ -341,47 +256,15 @@ class EmbeddedBroker:
             proc.wait()
         self.state_file.unlink(missing_ok=True)
 
-    def _jvm(self, node_home: Path, heap: str | None = None) -> list[str]:
-        heap = heap or self.heap
-        return [
-            java_executable(),
-            f"-Xms{heap}",
-            f"-Xmx{heap}",
-            f"-Dlog4j2.configurationFile={node_home / 'log4j2.properties'}",
-            "-cp",
-            maven.classpath(maven.resolve(BROKER_JARS, "the Kafka broker's jars")),
-        ]
-
-    def _format(self, node_home: Path, cluster: str, standalone: bool) -> None:
-        fmt = subprocess.run(
-            [*self._jvm(node_home), "kafka.tools.StorageTool", "format",
-             *(["--standalone"] if standalone else []),
-             "-t", cluster, "-c", str(node_home / "server.properties")],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if fmt.returncode != 0:
-            raise BrokerError(f"formatting the broker storage failed: {fmt.stderr.strip()[-500:]}")
-
-    def _launch(self, node_home: Path, heap: str | None = None) -> subprocess.Popen:
-        log_dir = node_home / "logs"
-        stdout = open(log_dir / "stdout.log", "ab")  # noqa: SIM115 - handed to the child
-        proc = subprocess.Popen(
-            [*self._jvm(node_home, heap), "kafka.Kafka", str(node_home / "server.properties")],
-            stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,  # survives the command that started it
-        )  # fmt: skip
-        stdout.close()
-        return proc
-
     def _running(self) -> BrokerState:
-        if (state := self.status()) is None:
+        if (state := self._status()) is None:
             raise BrokerError("no embedded broker is running")
         return state
 
     def _relaunch(self, state: BrokerState, node: NodeState) -> BrokerState:
         """Launch a stopped ``node`` on its own data and wait until it answers; the new
         state."""
-        node = replace(node, pid=self._launch(Path(node.log_dir).parent, state.heap).pid)
+        node = replace(node, pid=launch(Path(node.log_dir).parent, state.heap or self.heap).pid)
         state = self._save(state, node)
         wait_until_reachable(node.bootstrap, START_TIMEOUT_S, lambda: node.running)
         return state
@@ -393,20 +276,17 @@ class EmbeddedBroker:
         return state
 
     def _write(self, state: BrokerState) -> None:
-        files.write(self.state_file, json.dumps(asdict(state), indent=2) + "\n")
+        broker_state.write(self.state_file, state)
 
     def _clean(self) -> None:
         self.state_file.unlink(missing_ok=True)
         for node_home in self.home.glob("node-*"):
             shutil.rmtree(node_home, ignore_errors=True)
 
-    @contextlib.contextmanager
-    def _lock(self) -> Iterator[None]:
-        """Serialise start/stop between processes sharing this home."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        with open(self.home / "broker.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        """Serialise start, stop and reads of the state between processes sharing this home."""
+        return locked(
+            self.home / "broker.lock",
+            "Waiting for another stagebench command that is starting or stopping the "
+            f"embedded broker in {self.home}...",
+        )

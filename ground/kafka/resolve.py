@@ -10,7 +10,8 @@ import sys
 
 from ground import envvars
 from ground.errors import BrokerError
-from ground.kafka.broker import EmbeddedBroker, wait_until_reachable
+from ground.kafka.broker import EmbeddedBroker
+from ground.kafka.node import wait_until_reachable
 
 REACH_TIMEOUT_S = 10.0
 

@@ -12,7 +12,7 @@ from stagebench.cli.shared import Subparsers, flag
 JSON_STATE = "print the broker state as JSON (default: text)"
 
 if TYPE_CHECKING:  # confluent-kafka and psutil, which --help leaves alone
-    from ground.kafka.broker import BrokerState
+    from ground.kafka.broker_state import BrokerState
 
 
 def add(sub: Subparsers) -> None:

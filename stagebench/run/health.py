@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import psutil
 
 from ground.errors import BrokerError, TopicError
-from ground.kafka.broker import wait_until_reachable
 from ground.kafka.local import LocalBroker, local_broker
 from ground.kafka.naming import RunTopics
+from ground.kafka.node import wait_until_reachable
 from ground.kafka.topics import admin_client, current_leaders
 from stagebench.run.job import Job
 from stagebench.run.publisher import PublisherThread

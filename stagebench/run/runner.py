@@ -20,12 +20,12 @@ interrupted run says so in ``status.json``.
 This module is the flow; its parts are apart: the configurations
 (:mod:`stagebench.config.roles`), the publisher's thread
 (:mod:`stagebench.run.publisher`), the health and leader checks
-(:mod:`stagebench.run.health`), the broker's clock (:mod:`stagebench.run.broker_clock`)
-and the faults (:mod:`stagebench.run.faults`).
+(:mod:`stagebench.run.health`), the broker's clock (:mod:`stagebench.run.broker_clock`),
+what it samples of the machine (:mod:`stagebench.run.sampling`) and the faults
+(:mod:`stagebench.run.faults`).
 """
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,9 +51,7 @@ from stagebench.config.roles import assemble, publisher_config, validate
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
-from stagebench.resources import pace
-from stagebench.resources import sampler as resources
-from stagebench.resources import summary as resource_summary
+from stagebench.resources.sampler import MACHINE
 from stagebench.run.application import Application
 from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.faults import FaultInjector
@@ -61,6 +59,7 @@ from stagebench.run.health import HealthMonitor
 from stagebench.run.job import Job, progress_events
 from stagebench.run.metadata import started
 from stagebench.run.publisher import PublisherThread
+from stagebench.run.sampling import RunResources
 from stagebench.run.warmup import Warmth
 from stagebench.run.watch import OutputWatcher
 
@@ -128,20 +127,14 @@ class Run:
         self.publisher = PublisherThread(bootstrap, self.config.publisher, replay)
         self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
         self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
-        self.sampler = resources.ResourceSampler(
-            {
-                # every process of the job: the driver, its JVM, Python workers
-                "engine": resources.Group(lambda: [self.engine.pid] if self.engine.pid else []),
-                "broker": resources.Group(lambda: list(self.health.broker_pids)),
-                # this process: the publisher and the output watcher (the job is its child)
-                "bench": resources.Group(lambda: [os.getpid()], recursive=False),
-            }
+        self.machine = RunResources(
+            lambda: [self.engine.pid] if self.engine.pid else [],
+            lambda: list(self.health.broker_pids),
         )
         self.watcher: OutputWatcher | None = None
         self.marks: dict[str, int] = {}
         self.warmup: dict[str, Any] = {}
         self.warnings: list[str] = []
-        self.pace_before_ms: float | None = None
         self.warm_up_began = time.monotonic()
         self.injector = FaultInjector(
             run, bootstrap, console, self.engine, self.health, self.clock, self._wait
@@ -164,10 +157,9 @@ class Run:
         )  # fmt: skip
         self.health.leaders_before = check_topics(self.bootstrap, self.topics.all, leader).leaders
         status: dict[str, Any] = {"state": "running"}
-        # the host's speed before anything of the run loads it (only the broker idles)
-        self.pace_before_ms = pace.measure()
+        self.machine.measure_pace()
         try:
-            self.sampler.start()
+            self.machine.start()
             if self.workload.backlog_first:
                 backlog = self.config.publisher.backlog_s
                 self._start_publisher()
@@ -337,24 +329,13 @@ class Run:
             timeout = STOP_TIMEOUT_S if status["state"] == "complete" else FAILED_STOP_TIMEOUT_S
             self.engine.stop(timeout)
         self.publisher.wait(10)
-        samples = self.sampler.stop()
-        pace_after_ms = pace.measure()  # the job has stopped: the host's speed after the run
-        resources.write_csv(self.dir / rundir.RESOURCES, samples)
-        machine_pace = pace.section(self.pace_before_ms, pace_after_ms)
-        broker = self.health.local_broker
-        # the measured period, read on this machine's clock: the same clock as the
-        # broker's when it runs here; otherwise off by their skew, which is small beside
-        # one-second samples
-        self.resources = resource_summary.run_summary(
-            samples,
+        self.resources, warnings = self.machine.stop(
+            self.dir / rundir.RESOURCES,
             self.marks.get("start_ms"),
             self.marks.get("end_ms"),
-            self.sampler.cores,
-            machine_pace,
-            broker.describe() if broker else {"kind": "remote"},
+            self.health.local_broker,
         )
-        machine_warnings = resource_summary.machine_warnings(self.resources)
-        for warning in machine_warnings + pace.run_warnings(machine_pace):
+        for warning in warnings:
             self._warn(warning)
         if summary := self.publisher.summary:
             self._write(rundir.PUBLISHER, summary.to_dict())
@@ -385,7 +366,7 @@ class Run:
                 # the host (processor, memory) beside what the run used of it
                 "machine": {
                     **{k: self.metadata["machine"][k] for k in ("processor", "memory_gb")},
-                    **self.resources.get(resources.MACHINE, {}),
+                    **self.resources.get(MACHINE, {}),
                 },
                 "leaders": {"before": self.health.leaders_before, "after": self.leaders_after},
                 "faults": self.injector.faults,

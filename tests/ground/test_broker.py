@@ -14,6 +14,7 @@ from confluent_kafka.admin import AdminClient
 
 from ground.errors import BrokerError
 from ground.kafka.broker import EmbeddedBroker
+from tests import leaks
 
 pytestmark = pytest.mark.integration
 
@@ -43,6 +44,9 @@ def test_start_twice_reuses_and_stop_leaves_nothing(tmp_path, brokers):
         assert [n["node_id"] for n in state["nodes"]] == list(range(1, brokers + 1))
         assert len(set(pids)) == brokers and all(n["running"] for n in state["nodes"])
         assert state["bootstrap"] == ",".join(n["bootstrap"] for n in state["nodes"])
+        # each node's client and controller listeners, on the loopback interface only
+        sockets = leaks.listening(pids)
+        assert len(sockets) == 2 * brokers and not leaks.beyond_loopback(sockets), sockets
         # one cluster: every node sees every broker
         for node in state["nodes"]:
             seen = AdminClient({"bootstrap.servers": node["bootstrap"]}).list_topics(timeout=10)

@@ -1,6 +1,9 @@
 """Pinned jars from a Maven repository: a file:// one here, no network, no JVM."""
 
+import concurrent.futures
 import hashlib
+import os
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -12,7 +15,7 @@ from ground.errors import ResolveError
 from ground.jvm import maven
 from ground.jvm.maven import Pin
 from ground.kafka import KAFKA_VERSION
-from ground.kafka.broker import BROKER_JARS
+from ground.kafka.node import BROKER_JARS
 
 
 def _publish(repo: Path, coordinate: str, content: bytes) -> Pin:
@@ -31,7 +34,8 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 
 def _files(cache: Path) -> list[str]:
-    return sorted(p.name for p in cache.rglob("*") if p.is_file())
+    """The files in the cache but the install locks beside its entries."""
+    return sorted(p.name for p in cache.rglob("*") if p.is_file() and p.suffix != ".lock")
 
 
 def test_downloads_once_checked_then_serves_the_cache(repo, tmp_path, capsys):
@@ -117,3 +121,19 @@ def test_the_broker_jars_are_kafka_at_its_version_with_the_log4j2_binding():
     assert any(c.startswith("org.apache.logging.log4j:log4j-slf4j-impl:") for c in coordinates)
     artifacts = [(pin.group, pin.artifact) for pin in BROKER_JARS]
     assert len(set(artifacts)) == len(artifacts) == 46  # one version of each
+
+
+def test_two_first_resolutions_at_once_download_once(repo, capsys):
+    """Two runs' first resolution of one list at the same time: the second waits for the
+    first's download, then takes its jars."""
+    pins = [_publish(repo, "org.example:big:1", os.urandom(5_000_000))]
+    barrier = threading.Barrier(2)
+
+    def resolve() -> list[Path]:
+        barrier.wait()
+        return maven.resolve(pins, "the test's jars", repo.as_uri())
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(lambda _: resolve(), range(2))
+    assert first == second and first[0].read_bytes() == (repo / pins[0].url("")[1:]).read_bytes()
+    assert capsys.readouterr().err.count("Downloading the test's jars") == 1

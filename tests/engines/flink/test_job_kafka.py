@@ -6,7 +6,9 @@ second, then a flush second that moves the watermark past every input second, an
 input of each malformed kind (:mod:`ground.malformed`). Each job's output topic is then
 evaluated as a run of its stage: every output the inputs imply, once, with the values
 and the broker timestamps they imply. The jobs start side by side to share the machine's
-JVM start-up; the Flink runtime is installed once, into the user cache.
+JVM start-up; the Flink runtime is installed once, into the user cache. Every job is
+given a secured cluster's properties on PLAINTEXT (``kafka_canary``), whose password no
+file of theirs may hold; a local mini-cluster listens on the loopback interface only.
 """
 
 import concurrent.futures
@@ -29,8 +31,10 @@ from ground import malformed, rundir
 from ground.contract import SPEED
 from ground.kafka import MAX_MESSAGE_BYTES
 from ground.kafka.topics import create_topics
+from ground.paths import cache_dir
 from publisher.faulty import malformed as malformed_value
 from stagebench.run.job import drained, write_pipeline_config
+from tests import leaks
 from tests.engines.flink.test_statements import flink_config
 from tests.engines.spark.test_job_kafka import inputs, publish_while_running
 
@@ -116,8 +120,11 @@ def integer_twins(records: list[tuple[str, dict]]) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def runs(kafka_bootstrap, tmp_path_factory):
-    """The jobs of every stage on the same inputs, drained and stopped."""
+def runs(kafka_bootstrap, tmp_path_factory, kafka_canary):
+    """The jobs of every stage on the same inputs, drained and stopped; their processes'
+    listening sockets once all run. Each job is given a secured cluster's properties
+    (``kafka_canary``) that PLAINTEXT leaves unused."""
+    began = leaks.now()
     home = tmp_path_factory.mktemp("flink")
     run_id = home.name[-8:].replace("_", "")
     topics = {SPEED: f"speed-{run_id}", "flow": f"flow-{run_id}"}
@@ -127,10 +134,11 @@ def runs(kafka_bootstrap, tmp_path_factory):
     with concurrent.futures.ThreadPoolExecutor(len(STAGES)) as pool:
         jobs = list(pool.map(lambda s: start(kafka_bootstrap, home, s, topics, run_id), STAGES))
     try:
-        began = time.monotonic()
+        started = time.monotonic()
         for job in jobs:
             wait_ready(job)
-        ready_s = time.monotonic() - began
+        ready_s = time.monotonic() - started
+        sockets = leaks.listening([job.proc.pid for job in jobs])
         producer = Producer(
             {"bootstrap.servers": kafka_bootstrap, "message.max.bytes": MAX_MESSAGE_BYTES}
         )
@@ -155,7 +163,7 @@ def runs(kafka_bootstrap, tmp_path_factory):
                 job.proc.kill()
                 job.proc.wait()
     yield {"jobs": {j.stage: j for j in jobs}, "topics": topics, "ready_s": ready_s,
-           "families": families, "home": home}  # fmt: skip
+           "families": families, "home": home, "sockets": sockets, "began": began}  # fmt: skip
 
 
 @pytest.mark.parametrize("stage", STAGES)
@@ -195,3 +203,15 @@ def test_the_job_writes_its_statements_and_flink_log(runs):
     assert plan["settings"]["table.exec.source.idle-timeout"] == f"{IDLE_MS} ms"
     assert "'properties.linger.ms' = '0'" in plan["ddl"][-1]
     assert list((runs["jobs"]["tumbling"].run_dir / "flink_log").glob("*.log"))
+
+
+def test_a_local_mini_cluster_listens_on_loopback_only(runs):
+    """Flink's REST endpoint, blob server and task manager, and PyFlink's gateway."""
+    assert runs["sockets"], "no listening socket seen"
+    assert not leaks.beyond_loopback(runs["sockets"])
+
+
+def test_no_file_holds_the_password(runs, kafka_canary):
+    """Not the statements, Flink's logs, a checkpoint nor the caches."""
+    written = leaks.files_holding(kafka_canary, runs["home"], cache_dir(), since=runs["began"])
+    assert not written

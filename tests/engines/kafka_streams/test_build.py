@@ -2,7 +2,9 @@
 on a runtime without one, with the Eclipse compiler (pinned jars: marked integration, as
 they come from Maven Central the first time)."""
 
+import concurrent.futures
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,27 @@ def test_a_runtime_without_javac_compiles_with_the_eclipse_compiler(fresh_cache)
     classes = build.compiled(resolve(build.pins(), "Kafka Streams jars"), Path("/no/javac"))
     assert _main_class(classes).exists()
     assert "ecj" in (classes / "complete").read_text()
+
+
+def test_two_first_compiles_at_once_compile_once(fresh_cache, tmp_path, monkeypatch):
+    """Two runs' first use at the same time: the second waits for the first's compile,
+    then takes its classes (a stand-in compiler that takes a second and counts its calls)."""
+    calls = tmp_path / "calls"
+    javac = tmp_path / "javac"
+    javac.write_text(
+        '#!/bin/sh\necho call >> "$CALLS"\nsleep 1\n'
+        'while [ "$1" != "-d" ]; do shift; done\ntouch "$2/Main.class"\n'
+    )
+    javac.chmod(0o755)
+    barrier = threading.Barrier(2)
+
+    def compile_once(_: int) -> Path:
+        barrier.wait()
+        return build.compiled([], javac)
+
+    monkeypatch.setenv("CALLS", str(calls))
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(compile_once, range(2))
+    assert first == second and (first / "Main.class").exists()
+    assert calls.read_text().splitlines() == ["call"]
+    assert [p.name for p in first.parent.iterdir() if p.is_dir()] == [first.name]

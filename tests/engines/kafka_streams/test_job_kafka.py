@@ -8,7 +8,9 @@ tumbling window before it, the second the sliding windows up to the first (a sli
 window closes when a later closed second reaches it). The evaluator then reads each
 stage's topics as it reads a run's: every output the input implies is there, once, with
 the values and the broker timestamps of its inputs; the flush seconds are cut off the
-measured period (``end_cut_s``), as a run's last seconds are.
+measured period (``end_cut_s``), as a run's last seconds are. Every job is given a secured
+cluster's properties on PLAINTEXT (``kafka_canary``), whose password no file of theirs may
+hold, and listens on the loopback interface only, if at all.
 """
 
 import json
@@ -29,7 +31,9 @@ from evaluator.run_info import RunInfo
 from ground import rundir
 from ground.contract import FLOW, KINDS, OBSERVATION_TS, SCHEDULED_TS, SECOND_MS, SPEED
 from ground.kafka.topics import create_topics
+from ground.paths import cache_dir
 from stagebench.run.job import drained, write_pipeline_config
+from tests import leaks
 from tests.engines.spark.test_job_kafka import FLUSH_SECOND, inputs, produce
 from tests.engines.spark.test_transforms import T0, message
 
@@ -46,6 +50,15 @@ SECOND_FLUSH = FLUSH_SECOND + 8
 END_CUT_S = 1.5
 """Cuts the two flush seconds (published a second apart, after the last second) off the
 measured period, and nothing before them."""
+
+
+class Stages(dict[tuple[str, str], tuple["Job", dict]]):
+    """Each case's job and its evaluation, by (stage, impl); where the jobs ran, from when,
+    and the listening sockets they had."""
+
+    def __init__(self, home: Path, began: float, sockets: list[leaks.Listener]) -> None:
+        super().__init__()
+        self.home, self.began, self.sockets = home, began, sockets
 
 
 class Job:
@@ -138,8 +151,11 @@ def wait_drained(job: Job, since_ms: int, deadline: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[tuple, tuple[Job, dict]]]:
-    """Each case's job and its evaluation (summary.json as a dict)."""
+def stages(kafka_bootstrap, tmp_path_factory, kafka_canary) -> Iterator[Stages]:
+    """Each case's job and its evaluation (summary.json as a dict); the jobs' listening
+    sockets once all run. Each job is given a secured cluster's properties
+    (``kafka_canary``) that PLAINTEXT leaves unused."""
+    began = leaks.now()
     started = time.monotonic()
     build.job_classpath()  # one compile (or none: cached) for all
     compiled_s = time.monotonic() - started
@@ -154,6 +170,7 @@ def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[tuple, tuple[Job,
         for job in jobs:
             job.wait_until_ready(deadline)
         ready_s = time.monotonic() - started - compiled_s
+        sockets = leaks.listening([job.process.pid for job in jobs])
         t0 = int(time.time()) * SECOND_MS
         count = publish(kafka_bootstrap, jobs, t0)
         since = int(time.time() * 1000)
@@ -161,7 +178,7 @@ def stages(kafka_bootstrap, tmp_path_factory) -> Iterator[dict[tuple, tuple[Job,
             wait_drained(job, since, deadline)
         print(f"\ncompile {compiled_s:.1f} s; {len(jobs)} jobs ready after {ready_s:.1f} s")
         print(f"{count} inputs to each")
-        found = {}
+        found = Stages(home, began, sockets)
         for job in jobs:
             run = RunInfo(
                 id=job.run_id, stage=job.stage, output_topic=job.output, impl=job.impl,
@@ -216,3 +233,13 @@ def test_windows_need_no_repartition_but_sliding(stages):
 def test_job_stops_on_sigterm_and_leaves_no_process(stages):
     for job, _ in stages.values():
         assert job.stop() == 0, job.log()
+
+
+def test_the_jobs_listen_on_loopback_only(stages):
+    assert not leaks.beyond_loopback(stages.sockets)
+
+
+def test_no_file_holds_the_password(stages, kafka_canary):
+    """Not the job's settings, their effective values, its state nor the caches."""
+    written = leaks.files_holding(kafka_canary, stages.home, cache_dir(), since=stages.began)
+    assert not written

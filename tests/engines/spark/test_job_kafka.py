@@ -18,6 +18,9 @@ A location-second with a missing lane (L00, second 1) is partial: the custom
 tumbling window emits it only when the watermark passes its end, after the complete
 seconds 2 and 3, so it reaches the custom sliding window late, and the windows that
 contain it must still equal the built-in ones.
+
+Every job is given a secured cluster's properties on PLAINTEXT (``kafka_canary``), whose
+password no file of theirs may hold; a local driver listens on the loopback interface only.
 """
 
 import collections
@@ -67,8 +70,10 @@ from ground.contract import (
     WINDOW_START,
 )
 from ground.kafka.topics import create_topics
+from ground.paths import cache_dir
 from stagebench.run.application import Application
 from stagebench.run.job import write_pipeline_config
+from tests import leaks
 from tests.engines.spark.test_transforms import T0, assert_rows_equal, message
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -501,6 +506,8 @@ class Outcome:
     flushed: int
     out: list[tuple[int, int, dict]]
     stop_error: str
+    sockets: list[leaks.Listener]
+    """The listening sockets of the job's processes once it ran."""
 
 
 def _wanted(stage: str, impl: str, records: list[tuple[str, dict]]) -> tuple[int, int]:
@@ -514,8 +521,10 @@ def _wanted(stage: str, impl: str, records: list[tuple[str, dict]]) -> tuple[int
 def run_alone(job: Job, bootstrap: str, case: tuple) -> Outcome:
     """A job's case: the input published while it runs, its outputs read, the job stopped."""
     stage, impl, trigger = case
+    assert job.process is not None
     try:
         wait_until_ready(job)
+        sockets = leaks.listening([job.process.pid])
         # event time starts at the current second, as the publisher's does
         t0 = int(time.time()) * SECOND_MS
         records = inputs(t0)
@@ -530,7 +539,7 @@ def run_alone(job: Job, bootstrap: str, case: tuple) -> Outcome:
         out = consume(bootstrap, job.output, want, time.monotonic() + WAIT_S)
     finally:
         error = job.stop()
-    return Outcome(job, t0, records, want, flushed, out, error)
+    return Outcome(job, t0, records, want, flushed, out, error, sockets)
 
 
 def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome | Exception]:
@@ -550,6 +559,9 @@ def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome 
 
     try:
         each(wait_until_ready)
+        application = next(iter(jobs.values())).application
+        assert application is not None and application.pid is not None
+        sockets = leaks.listening([application.pid])
         t0 = int(time.time()) * SECOND_MS
         records = inputs(t0)
         running = [job.topics for case, job in jobs.items() if case not in found]
@@ -567,7 +579,9 @@ def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome 
             }
         for case, out in outs.items():
             if case not in found:
-                found[case] = Outcome(jobs[case], t0, records, *wanted[case], out.result(), "")
+                found[case] = Outcome(
+                    jobs[case], t0, records, *wanted[case], out.result(), "", sockets
+                )
     finally:
         for case, job in jobs.items():
             error = job.stop()
@@ -577,13 +591,20 @@ def run_together(jobs: dict[tuple, Job], bootstrap: str) -> dict[tuple, Outcome 
 
 
 @pytest.fixture(scope="module")
-def outcomes(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Outcome]]:
+def jobs_home(tmp_path_factory, kafka_canary) -> tuple[Path, float]:
+    """Where every case's job runs, and from when. Each job is given a secured cluster's
+    properties (``kafka_canary``) that PLAINTEXT leaves unused."""
+    return tmp_path_factory.mktemp("jobs"), leaks.now()
+
+
+@pytest.fixture(scope="module")
+def outcomes(kafka_bootstrap, jobs_home) -> Iterator[Callable[[tuple], Outcome]]:
     """What the job of a case did. A job's start (a JVM, the session) took most of its
     test, about 35 s on two cores, and a case's input most of the rest: the micro-batch
     cases' queries run side by side in one Spark application (as a suite's runs can, the
     same ``engines.spark.job.start``), on the same input, at the first of them; the
     real-time case runs the command, alone."""
-    home = tmp_path_factory.mktemp("jobs")
+    home, _ = jobs_home
     shared = [case for case in CASES if case[2] != "real-time"]
     config = pipeline_config(kafka_bootstrap, home / "none", "ingest", "builtin",
                              {SPEED: "s", FLOW: "f"}, "o")  # fmt: skip
@@ -600,10 +621,10 @@ def outcomes(kafka_bootstrap, tmp_path_factory) -> Iterator[Callable[[tuple], Ou
                 done.update(dict.fromkeys(shared, err))
             finally:
                 application.close(60)
-        if case not in shared:
-            job = start_job(kafka_bootstrap, tmp_path_factory.mktemp("job"), *case)
+        if case not in shared and case not in done:
+            job = start_job(kafka_bootstrap, home / "-".join(case), *case)
             try:
-                return run_alone(job, kafka_bootstrap, case)
+                done[case] = run_alone(job, kafka_bootstrap, case)
             finally:
                 if job.process.poll() is None:  # it did not stop on SIGTERM
                     job.process.kill()
@@ -626,6 +647,8 @@ def test_stage_writes_expected_outputs(outcomes, kafka_bootstrap, stage, impl, t
     )  # fmt: skip
     topics, unique, run_dir = job.topics, job.run_id, job.run_dir
     assert not ran.stop_error, ran.stop_error  # stopped gracefully (the command: exit code 0)
+    # a local master's driver: its RPC and block manager on the loopback interface only
+    assert ran.sockets and not leaks.beyond_loopback(ran.sockets)
 
     values = [v for _, _, v in out if _second(stage, v) != _flush_ms(records)]
     assert len(out) == want and len(out) - len(values) == flushed, (len(out), want)
@@ -821,3 +844,11 @@ def test_real_time_mode_refuses_too_few_task_slots(kafka_bootstrap, unique, tmp_
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith("ERROR: real-time mode needs a task slot for every task")
+
+
+def test_no_file_holds_the_password(outcomes, jobs_home, kafka_canary):
+    """Not the jobs' configurations, logs, checkpoints nor the caches."""
+    for case in CASES:
+        outcomes(case)  # every case has run
+    home, began = jobs_home
+    assert not leaks.files_holding(kafka_canary, home, cache_dir(), since=began)
