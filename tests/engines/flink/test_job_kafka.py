@@ -35,8 +35,9 @@ from ground.paths import cache_dir
 from publisher.faulty import malformed as malformed_value
 from stagebench.run.job import drained, write_pipeline_config
 from tests import leaks
+from tests.engines.closing import closed_by, closing, out_of_turn
 from tests.engines.flink.test_statements import flink_config
-from tests.engines.spark.test_job_kafka import inputs, publish_while_running
+from tests.engines.spark.test_job_kafka import FLUSH_SECOND, inputs, publish_while_running
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -187,6 +188,23 @@ def test_stage_outputs_are_exact(runs, kafka_bootstrap, stage, tmp_path):
     assert records.get("wrong_values") in (0, None), records
     if stage != "ingest":  # ingest copies every input, malformed ones too
         assert records["malformed_inputs"] == len(malformed.KINDS) + 1, records
+
+
+@pytest.mark.parametrize("stage", ("tumbling", "sliding"))
+def test_a_window_goes_out_with_the_input_that_closes_it(runs, kafka_bootstrap, stage):
+    """The flush second, the last input, moves the watermark (the least of the topics'
+    clocks) the delay past the last seconds' windows: each is written, after it. The
+    sliding window goes out with the second that ends it (tests/engines/closing.py)."""
+    job = runs["jobs"][stage]
+    config = json.loads((job.run_dir / rundir.PIPELINE).read_text())
+    run = RunInfo(
+        id=config["pipeline"]["run_id"], stage=stage, engine="flink", output_topic=job.output,
+        input_topics=tuple(runs["topics"].values()), config=config,
+    )  # fmt: skip
+    windows = closing(kafka_bootstrap, run, config["pipeline"]["watermark_delay_ms"], "least")
+    flushed = closed_by(windows, FLUSH_SECOND)
+    assert flushed and out_of_turn(flushed) == [], flushed
+    assert all(w.closed <= w.written for w in windows), windows
 
 
 def test_no_process_outlives_the_stop(runs):

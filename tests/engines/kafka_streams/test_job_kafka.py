@@ -4,8 +4,8 @@ The six stages run side by side, each a job process (``python -m
 engines.kafka_streams.job``, as a run starts it) on topics of its own, sharing one compile
 of the Java job. The same input goes to each once every job is ready, one second of it per
 wall-clock second, then two "flush" seconds far later in event time: the first closes every
-tumbling window before it, the second the sliding windows up to the first (a sliding
-window closes when a later closed second reaches it). The evaluator then reads each
+window before it, the second, published once every job has drained, the first's. The
+evaluator then reads each
 stage's topics as it reads a run's: every output the input implies is there, once, with
 the values and the broker timestamps of its inputs; the flush seconds are cut off the
 measured period (``end_cut_s``), as a run's last seconds are. Every job is given a secured
@@ -34,6 +34,7 @@ from ground.kafka.topics import create_topics
 from ground.paths import cache_dir
 from stagebench.run.job import drained, write_pipeline_config
 from tests import leaks
+from tests.engines.closing import closed_by, closing, out_of_turn
 from tests.engines.spark.test_job_kafka import FLUSH_SECOND, inputs, produce
 from tests.engines.spark.test_transforms import T0, message
 
@@ -128,7 +129,8 @@ def flush(second: int, t0: int) -> list[tuple[str, dict]]:
 
 def publish(bootstrap: str, jobs: list[Job], t0: int) -> int:
     """One second per wall-clock second, the malformed record with the last, then the two
-    flush seconds; the number of input records."""
+    flush seconds, the second once every job has drained the first; the number of input
+    records."""
     records = [r for r in inputs(t0) if r[1][OBSERVATION_TS] < t0 + FLUSH_SECOND * SECOND_MS]
     by_second: dict[int, list] = {}
     for kind, m in records:
@@ -138,6 +140,10 @@ def publish(bootstrap: str, jobs: list[Job], t0: int) -> int:
     for i, batch in enumerate(seconds):
         if i:
             time.sleep(1.0)
+        if i == len(seconds) - 1:
+            since = int(time.time() * 1000)
+            for job in jobs:
+                wait_drained(job, since, time.monotonic() + WAIT_S)
         for job in jobs:
             produce(bootstrap, job.topics, batch, malformed=i == len(by_second) - 1)
     return sum(len(b) for b in seconds) + 1
@@ -148,6 +154,14 @@ def wait_drained(job: Job, since_ms: int, deadline: float) -> None:
         assert job.process.poll() is None, job.log()
         assert time.monotonic() < deadline, f"{job.stage} did not drain"
         time.sleep(0.2)
+
+
+def run_info(job: Job, bootstrap: str) -> RunInfo:
+    """The job's topics as the evaluator reads a run's."""
+    return RunInfo(
+        id=job.run_id, stage=job.stage, output_topic=job.output, impl=job.impl,
+        input_topics=tuple(job.topics.values()), engine="kafka-streams", bootstrap=bootstrap,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -180,11 +194,7 @@ def stages(kafka_bootstrap, tmp_path_factory, kafka_canary) -> Iterator[Stages]:
         print(f"{count} inputs to each")
         found = Stages(home, began, sockets)
         for job in jobs:
-            run = RunInfo(
-                id=job.run_id, stage=job.stage, output_topic=job.output, impl=job.impl,
-                input_topics=tuple(job.topics.values()), engine="kafka-streams",
-                bootstrap=kafka_bootstrap,
-            )  # fmt: skip
+            run = run_info(job, kafka_bootstrap)
             config = EvaluatorConfig(warmup_s=0, end_cut_s=END_CUT_S)
             out = home / f"{job.stage}-{job.impl}-evaluation"
             found[job.stage, job.impl] = (
@@ -223,11 +233,26 @@ def test_latency_settings_reach_kafka_streams(stages):
     assert effective["streams"]["dsl.store.suppliers.class"].endswith("InMemoryDslStoreSuppliers")
 
 
-def test_windows_need_no_repartition_but_sliding(stages):
-    """Only the built-in sliding window re-keys (its closed seconds come keyed by window)."""
+def test_no_stage_needs_a_repartition(stages):
+    """The inputs come keyed by location; the sliding window keeps its seconds by location
+    in a store of its own rather than re-keying them through a topic."""
     for case, (job, _) in stages.items():
         topology = json.loads((job.run_dir / EFFECTIVE_FILE).read_text())["topology"]
-        assert ("repartition" in topology) == (case == ("sliding", "builtin")), (case, topology)
+        assert "repartition" not in topology, (case, topology)
+
+
+@pytest.mark.parametrize("stage", ("tumbling", "sliding"))
+def test_a_window_goes_out_with_the_input_that_closes_it(stages, kafka_bootstrap, stage):
+    """The first flush second closes the last seconds' windows, and nothing more comes
+    until the job has drained: each written before the second flush was closed by the
+    first, the stream time the watermark delay past its end. The sliding window goes out
+    with the second that ends it, as Flink's (tests/engines/closing.py)."""
+    job, _ = stages[stage, "builtin"]
+    run = run_info(job, kafka_bootstrap)
+    windows = closing(kafka_bootstrap, run, job.config.watermark_delay_ms, "greatest")
+    flushed = closed_by(windows, FLUSH_SECOND)
+    assert flushed and out_of_turn(flushed) == [], flushed
+    assert all(w.closed <= w.written for w in windows), windows
 
 
 def test_job_stops_on_sigterm_and_leaves_no_process(stages):

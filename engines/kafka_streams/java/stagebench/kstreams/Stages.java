@@ -17,7 +17,6 @@ import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
-import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
@@ -25,7 +24,11 @@ import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.processor.api.FixedKeyProcessor;
 import org.apache.kafka.streams.processor.api.FixedKeyProcessorContext;
 import org.apache.kafka.streams.processor.api.FixedKeyRecord;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
 import stagebench.kstreams.Records.Joined;
 import stagebench.kstreams.Records.Parsed;
 import stagebench.kstreams.Records.Second;
@@ -40,13 +43,15 @@ import stagebench.kstreams.Records.Seconds;
  * join and the windows group by the input key without a repartition. The broker time of an
  * input is its record timestamp (the topics stamp LogAppendTime); from parse on, a record is
  * re-stamped to its event time (observation_ts) with processValues, which keeps the key,
- * and carries its broker time in its value. The windows close as Spark's do with the same
- * watermark delay: a window is closed once its task's stream time (the newest event time
- * it has seen) is the delay past its end; built-in windows are then emitted once
- * (suppress until the window closes), tumbling-union at every update.
+ * and carries its broker time in its value. The windows close as Spark's and Flink's do with
+ * the same watermark delay: a window is closed once its task's stream time (the newest event
+ * time it has seen) is the delay past its end; built-in windows are then emitted once
+ * (suppress until the window closes; a sliding window with the second that ends it),
+ * tumbling-union at every update.
  */
 final class Stages {
     static final long SECOND_MS = 1000;
+    static final String SLIDING_STORE = "sliding-seconds";
 
     final AtomicLong inputs = new AtomicLong();
     final AtomicLong parsed = new AtomicLong();
@@ -74,6 +79,8 @@ final class Stages {
             for (String store : customStores()) {
                 builder.addStateStore(Custom.store(store, inMemory));
             }
+        } else if (config.text("stage").equals("sliding")) {
+            builder.addStateStore(Custom.store(SLIDING_STORE, config.text("state_store").equals("in-memory")));
         }
         KStream<byte[], byte[]> raw = builder.stream(
                 List.of(config.text("speed_topic"), config.text("flow_topic")),
@@ -147,35 +154,10 @@ final class Stages {
                 .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()).withName("tumbling-close"));
     }
 
-    /**
-     * The sliding window over the closed seconds: hopping windows of the window length,
-     * advanced by the slide, each emitted once it closes if its last second has a result.
-     * The seconds come keyed by window, so they are keyed by location again, which Kafka
-     * Streams does through a repartition topic; they come in event-time order, so the
-     * windows close without grace, as soon as a later second arrives.
-     */
+    /** The sliding window over the closed seconds, each window emitted when its last second is. */
     private KStream<byte[], byte[]> sliding(KTable<Windowed<byte[]>, Second> seconds) {
-        long length = config.millis("window_length_ms");
-        long shortMs = config.millis("lookback_short_ms");
-        long longMs = config.millis("lookback_long_ms");
         return seconds.toStream(Named.as("tumbling-closed"))
-                .map((w, s) -> {
-                    s.start = w.window().start();
-                    return KeyValue.pair(w.key(), s);
-                }, Named.as("by-location"))
-                .repartition(Repartitioned.with(Serdes.ByteArray(), Records.SECOND).withName("seconds"))
-                .processValues(SecondTime::new, Named.as("second-time"))
-                .groupByKey(Grouped.with("sliding", Serdes.ByteArray(), Records.SECOND))
-                .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofMillis(length), Duration.ZERO)
-                        .advanceBy(Duration.ofMillis(config.millis("window_slide_ms"))))
-                .aggregate(Seconds::new, (k, s, w) -> w.add(s), Named.as("sliding"),
-                        Materialized.with(Serdes.ByteArray(), Records.SECONDS))
-                .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()).withName("sliding-close"))
-                .toStream(Named.as("sliding-closed"))
-                .filter((w, s) -> s.at(w.window().end() - SECOND_MS) != null, Named.as("with-last-second"))
-                .mapValues((w, s) -> output.sliding(s, s.at(w.window().end() - SECOND_MS),
-                        w.window().start(), w.window().end(), shortMs, longMs), Named.as("sliding-output"))
-                .selectKey((w, v) -> w.key(), Named.as("sliding-key"));
+                .process(Sliding::new, Named.as("sliding"), SLIDING_STORE);
     }
 
     /** The tumbling window aggregated from the inputs of both kinds, written at every update. */
@@ -244,18 +226,54 @@ final class Stages {
         }
     }
 
-    /** A closed second re-stamped to its start, its event time in the sliding windows. */
-    private static final class SecondTime implements FixedKeyProcessor<byte[], Second, Second> {
-        private FixedKeyProcessorContext<byte[], Second> context;
+    /**
+     * The sliding windows of each location over its closed seconds. A window ends with the
+     * second it is emitted with: that second closes when the stream time passes the window's
+     * end plus the watermark delay, which is when a watermark closes Flink's and Spark's. The
+     * seconds of a location come in event-time order (suppress emits them as the stream time
+     * passes their ends, without grace for later inputs), so every earlier second of the
+     * window is already in the store. The store keeps per location the seconds a later window
+     * can still hold. Kafka Streams' own hopping window would close only when a later second
+     * arrives: its stream time must pass the end, which the window's own seconds never do.
+     */
+    private final class Sliding implements Processor<Windowed<byte[]>, Second, byte[], byte[]> {
+        private final long length = config.millis("window_length_ms");
+        private final long slide = config.millis("window_slide_ms");
+        private final long shortMs = config.millis("lookback_short_ms");
+        private final long longMs = config.millis("lookback_long_ms");
+        private ProcessorContext<byte[], byte[]> context;
+        private KeyValueStore<byte[], Seconds> kept;
 
         @Override
-        public void init(FixedKeyProcessorContext<byte[], Second> context) {
+        public void init(ProcessorContext<byte[], byte[]> context) {
             this.context = context;
+            this.kept = context.getStateStore(SLIDING_STORE);
         }
 
         @Override
-        public void process(FixedKeyRecord<byte[], Second> record) {
-            context.forward(record.withTimestamp(record.value().start));
+        public void process(Record<Windowed<byte[]>, Second> record) {
+            byte[] location = record.key().key();
+            Second last = record.value();
+            last.start = record.key().window().start();
+            long end = last.start + SECOND_MS;
+            Seconds stored = kept.get(location);
+            Seconds window = new Seconds();
+            if (stored != null) {
+                stored.seconds.stream().filter(s -> s.start >= end - length && s.start < last.start)
+                        .forEach(window::add);
+            }
+            window.add(last);
+            if (end % slide == 0) {
+                context.forward(new Record<>(location,
+                        output.sliding(window, last, end - length, end, shortMs, longMs), last.start));
+            }
+            Seconds later = new Seconds();
+            window.seconds.stream().filter(s -> s.start >= end + SECOND_MS - length).forEach(later::add);
+            if (later.seconds.isEmpty()) {
+                kept.delete(location);
+            } else {
+                kept.put(location, later);
+            }
         }
     }
 }
