@@ -123,13 +123,15 @@ def run_suite(
                     else Plan(MIN_RUNS, "every run so far failed")
                 )
                 console.step(f"suite {suite_id}: after {MIN_RUNS} rounds: {planned.reason}")
+                total = f"{len(stages) * planned.rounds}"
             if planned is not None and k > planned.rounds:
                 order = replace(order, rounds=order.rounds[: k - 1])
                 break
             for stage, impl in round_order:
+                of = repeat or (planned.rounds if planned else "?")
                 console.step(
                     f"suite {suite_id}: run {len(run_dirs) + 1} of {total} "
-                    f"(round {k} of {repeat or '?'}), stage {stage} ({impl})"
+                    f"(round {k} of {of}), stage {stage} ({impl})"
                 )
                 try:
                     result = execute(*runs[stage, impl], console, application)
