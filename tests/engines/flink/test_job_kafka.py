@@ -167,14 +167,19 @@ def runs(kafka_bootstrap, tmp_path_factory, kafka_canary):
            "families": families, "home": home, "sockets": sockets, "began": began}  # fmt: skip
 
 
-@pytest.mark.parametrize("stage", STAGES)
-def test_stage_outputs_are_exact(runs, kafka_bootstrap, stage, tmp_path):
+def run_info(runs: dict, stage: str) -> RunInfo:
+    """The run ``stage``'s job is, for the evaluator (its pipeline config in ``config``)."""
     job = runs["jobs"][stage]
     config = json.loads((job.run_dir / rundir.PIPELINE).read_text())
-    run = RunInfo(
+    return RunInfo(
         id=config["pipeline"]["run_id"], stage=stage, engine="flink", output_topic=job.output,
         input_topics=tuple(runs["topics"].values()), config=config,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_stage_outputs_are_exact(runs, kafka_bootstrap, stage, tmp_path):
+    run = run_info(runs, stage)
     # the flush second's windows never close (no later input): its inputs, the last
     # second's, are left out of what is expected
     evaluator = EvaluatorConfig(warmup_s=0, end_cut_s=0.5)
@@ -195,13 +200,8 @@ def test_a_window_goes_out_with_the_input_that_closes_it(runs, kafka_bootstrap, 
     """The flush second, the last input, moves the watermark (the least of the topics'
     clocks) the delay past the last seconds' windows: each is written, after it. The
     sliding window goes out with the second that ends it (tests/engines/closing.py)."""
-    job = runs["jobs"][stage]
-    config = json.loads((job.run_dir / rundir.PIPELINE).read_text())
-    run = RunInfo(
-        id=config["pipeline"]["run_id"], stage=stage, engine="flink", output_topic=job.output,
-        input_topics=tuple(runs["topics"].values()), config=config,
-    )  # fmt: skip
-    windows = closing(kafka_bootstrap, run, config["pipeline"]["watermark_delay_ms"], "least")
+    run = run_info(runs, stage)
+    windows = closing(kafka_bootstrap, run, run.config["pipeline"]["watermark_delay_ms"], "least")
     flushed = closed_by(windows, FLUSH_SECOND)
     assert flushed and out_of_turn(flushed) == [], flushed
     assert all(w.closed <= w.written for w in windows), windows
