@@ -148,6 +148,10 @@ def capacity_result(
         (p for p in reversed(found.probes) if p.rate == found.sustainable_mps and p.sustainable),
         None,
     )
+    failed = next(
+        (p for p in found.probes if p.rate == found.first_unsustainable_mps and not p.sustainable),
+        None,
+    )
     cores_used = None if best is None or not best.engine_cpu_pct else best.engine_cpu_pct / 100
     per_core = None
     if cores_used is not None and found.sustainable_mps is not None:
@@ -165,6 +169,10 @@ def capacity_result(
         stopped=found.stopped,
         engine_cores_used=None if cores_used is None else round(cores_used, 2),
         sustainable_mps_per_core=per_core,
+        bottleneck={
+            "sustainable": None if best is None else best.bottleneck,
+            "unsustainable": None if failed is None else failed.bottleneck,
+        },
         criteria=asdict(criteria),
         seconds=round(seconds, 1),
         probes=[p.as_dict() for p in found.probes],

@@ -12,6 +12,7 @@ from evaluator.result import Summary
 from evaluator.stats import PERCENTILES
 from ground.config import require
 from ground.errors import ConfigError
+from stagebench.capacity import bottleneck
 from stagebench.resources.summary import SATURATED_SHARE_WARN
 
 PROBE_DRAIN_GRACE_S = 10.0
@@ -87,10 +88,13 @@ class Probe:
     """The p99 from the inputs' intended send time (``latency_intended``): above ``p99``
     where the publisher fell behind its schedule."""
     engine_cpu_pct: float | None = None
-    """Mean CPU of the Spark job over the measured period, % of one core (150: one and a
+    """Mean CPU of the engine's job over the measured period, % of one core (150: one and a
     half cores)."""
     run_dir: str | None = None
     seconds: float = 0.0
+    bottleneck: dict[str, Any] | None = None
+    """What limited it (:class:`stagebench.capacity.bottleneck.Bottleneck`); None without
+    the run's resource samples."""
 
     @property
     def verdict(self) -> str:
@@ -110,7 +114,8 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
     lat = summary.latency_ms
     machine = summary.machine or {}
     cores = machine.get("cores") or 1
-    engine = (meta.get("resources") or {}).get("engine") or {}
+    usage = meta.get("resources") or {}
+    engine = usage.get("engine") or {}
     cpu = engine.get("cpu_percent_mean")
     cpu_share = None if cpu is None else cpu / cores
     intended = (summary.latency_intended or {}).get("latency_ms") or {}
@@ -118,6 +123,11 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         Probe, rate=rate, p50=lat.get("p50"), p99=lat.get("p99"),
         p99_intended=intended.get("p99"), engine_cpu_pct=cpu, run_dir=run_dir,
     )  # fmt: skip
+
+    def limited(publisher_bound: bool = False) -> dict[str, Any] | None:
+        found = bottleneck.name(usage, publisher_bound)
+        return None if found is None else found.as_dict()
+
     reasons = []
     short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
     if short:
@@ -126,7 +136,10 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         if not saturated:
             # the machine had room: the load generator itself could not go faster
             reason = f"{offered}: the load generator, not the stage, is the bottleneck here"
-            return verdict(sustainable=False, reasons=(reason,), publisher_bound=True)
+            return verdict(
+                sustainable=False, reasons=(reason,), publisher_bound=True,
+                bottleneck=limited(publisher_bound=True),
+            )  # fmt: skip
         # all cores busy: the job starved the publisher, which is the stage's overload
         reasons.append(f"{offered} on a saturated machine")
     steady = summary.steady_state
@@ -175,7 +188,7 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         reasons.append(
             f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
         )
-    return verdict(sustainable=not reasons, reasons=tuple(reasons))
+    return verdict(sustainable=not reasons, reasons=tuple(reasons), bottleneck=limited())
 
 
 def _measured_s(summary: Summary) -> float:

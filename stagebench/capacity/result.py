@@ -71,6 +71,15 @@ class CapacityResult:
     sustainable_mps_per_core: float | None = field(
         metadata=key_doc("the highest sustainable rate per core used")
     )
+    bottleneck: Section | None = field(
+        metadata=key_doc(
+            "sustainable, unsustainable: what limited the highest sustainable probe and the "
+            "lowest unsustainable one (null: no such probe or no samples), each resource "
+            "(publisher, thread, gc, engine, broker, machine or none: nothing saturated), "
+            "process (engine, broker, bench or null) and text (docs/capacity.md"
+            "#what-limited-it); absent in older results"
+        )
+    )
     criteria: Section = field(
         metadata=key_doc(
             "max_p50_ms, max_drain_s, max_engine_cpu_pct, slo_ms (percentile → its highest "

@@ -15,7 +15,25 @@ def headline(doc: dict[str, Any]) -> str:
     under; why it stopped, how long it took."""
     slo = (doc.get("criteria") or {}).get("slo_ms") or {}
     targets = ", ".join(f"{q.replace('_', '.')} ≤ {ms:,.0f} ms" for q, ms in slo.items())
-    return _answer(doc) + (f"; under {targets}" if targets else "")
+    limit = ((doc.get("bottleneck") or {}).get("unsustainable") or {}).get("text")
+    return (
+        _answer(doc)
+        + (f"; under {targets}" if targets else "")
+        + (f"; above it, limited by {limit}" if limit else "")
+    )
+
+
+def limit(docs: list[dict[str, Any]]) -> str:
+    """What limited a stage's searches at their first unsustainable probe, in a word or
+    two ("engine thread", "gc", "none"), the commonest first; "-" when unknown."""
+    found: list[str] = []
+    for doc in docs:
+        named = (doc.get("bottleneck") or {}).get("unsustainable")
+        if named:
+            process = named["process"]
+            found.append(named["resource"] + (f" ({process})" if process and
+                                              named["resource"] == "thread" else ""))  # fmt: skip
+    return ", ".join(dict.fromkeys(sorted(found, key=found.count, reverse=True))) or "-"
 
 
 def _answer(doc: dict[str, Any]) -> str:
@@ -55,7 +73,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     for doc in rows:
         by_stage.setdefault((label(doc), doc["impl"]), []).append(doc)
     header = ["stage", "impl", "capacity msg/s", "95 % intervals", "per core used", "searches",
-              "spread", "minutes"]  # fmt: skip
+              "spread", "limited by", "minutes"]  # fmt: skip
     body = []
     for (name, impl), docs in by_stage.items():
         fitted = [d for d in docs if d["capacity_mps"] is not None]
@@ -72,6 +90,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             f"{statistics.median(per_core):,.0f}" if per_core else "-",
             f"{len(fitted)} of {len(docs)} fitted",
             f"{min(found):,.0f}–{max(found):,.0f}" if len(found) > 1 else "-",
+            limit(docs),
             f"{sum(d['seconds'] for d in docs) / 60:.1f}",
         ])  # fmt: skip
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]

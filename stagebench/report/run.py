@@ -97,9 +97,15 @@ def _resources(run: RunData, origin: int) -> list[str]:
         "heap_used_mb_max",
         "gc_ms_per_s_mean",
         "gc_ms_per_s_max",
+        "thread_max_pct_mean",
+        "thread_max_name",
     )
     rows = [
-        [tables.cell(name), *(tables.num(values.get(k)) for k in keys)]
+        [
+            tables.cell(name),
+            *(tables.num(values.get(k)) for k in keys[:-1]),
+            tables.cell(values.get("thread_max_name") or "-"),
+        ]
         for name, values in usage.items()
         if name != MACHINE
     ]

@@ -4,8 +4,10 @@ A sampler thread watches named process groups (``engine``: the Spark job's
 process and all its children; ``broker``: the Kafka JVM when it runs here;
 ``bench``: the runner process alone). Each sample records, per group, CPU %
 (of one core, summed over the group's processes), resident memory, JVM
-heap in use and the milliseconds per second the JVMs' garbage collectors ran
-(from the JVMs' hsperfdata, where available). At the same
+heap in use, the milliseconds per second the JVMs' garbage collectors ran
+(from the JVMs' hsperfdata, where available), and the CPU % and name of the group's
+busiest thread (``thread_max_pct``, ``thread_max_name``: one thread at 100 % is a
+bottleneck however many cores are idle). At the same
 instant it records the machine's CPU (row ``machine``) and the CPU that
 processes outside every group used (row ``outside``), so a run can say
 whether the machine itself was the bottleneck (:mod:`stagebench.resources.summary`).
@@ -64,13 +66,21 @@ CSV_FIELDS: Final = (
     "rss_mb",
     "heap_used_mb",
     "gc_ms_per_s",
+    "thread_max_pct",
+    "thread_max_name",
     "cpu_user",
     "cpu_system",
     "cpu_iowait",
     "cpu_steal",
 )
 """Columns of resources.csv; the last four only in ``machine`` rows."""
-_NO_PROCESS: Final = {"rss_mb": None, "heap_used_mb": None, "gc_ms_per_s": None}
+_NO_PROCESS: Final = {
+    "rss_mb": None,
+    "heap_used_mb": None,
+    "gc_ms_per_s": None,
+    "thread_max_pct": None,
+    "thread_max_name": None,
+}
 """The columns of one process group, empty in the ``machine`` and ``outside`` rows."""
 
 _USER = ("user", "nice")
@@ -97,6 +107,8 @@ class _Tracked:
     unreaped_s: float = 0.0
     # per JVM pid, the seconds its collectors had run at the last round
     gc_s: dict[int, float] = field(default_factory=dict)
+    # per pid, each of its threads' CPU seconds at the last round, by thread id
+    thread_s: dict[int, dict[int, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -231,6 +243,9 @@ class ResourceSampler:
             del tracked.procs[pid]
         for pid in set(tracked.gc_s) - pids:
             del tracked.gc_s[pid]
+        for pid in set(tracked.thread_s) - pids:
+            del tracked.thread_s[pid]
+        busiest: tuple[float, int, int] | None = None  # (CPU %, pid, thread id)
         # CPU that processes of the group had used when they were last seen and then ended
         ended = sum(sum(tracked.seen.pop(pid)) for pid in set(tracked.seen) - pids)
         cpu_by_pid: dict[int, float] = {}
@@ -254,6 +269,7 @@ class ResourceSampler:
                     cpu = proc.cpu_percent(None)
                 rss += proc.memory_info().rss
                 own, children = _cpu_seconds(proc)
+                busiest = max(busiest or (-1.0, 0, 0), self._busiest_thread(tracked, proc, now_s))
             except psutil.Error:  # gone, or not ours to read
                 tracked.procs.pop(pid, None)
                 if pid in tracked.seen:  # ended this round: its parent may have reaped it
@@ -291,8 +307,24 @@ class ResourceSampler:
             "rss_mb": round(rss / MB, 1),
             "heap_used_mb": round(sum(heap) / MB, 1) if heap else None,
             "gc_ms_per_s": gc_ms_per_s,
+            **_thread_columns(busiest),
         }
         return _Usage(row, cpu_by_pid, complete, reaped)
+
+    def _busiest_thread(
+        self, tracked: _Tracked, proc: psutil.Process, now_s: float
+    ) -> tuple[float, int, int]:
+        """The CPU % of ``proc``'s busiest thread since the last round (-1 when no thread
+        of it was seen then), with its pid and thread id; updates the threads' baselines."""
+        best = (-1.0, proc.pid, 0)
+        elapsed = max(now_s - (self._last_s or now_s), 1e-3)
+        before = tracked.thread_s.get(proc.pid, {})
+        now = {t.id: t.user_time + t.system_time for t in proc.threads()}
+        for tid, used in now.items():
+            if (last := before.get(tid)) is not None:
+                best = max(best, (100.0 * max(0.0, used - last) / elapsed, proc.pid, tid))
+        tracked.thread_s[proc.pid] = now
+        return best
 
     def _first_cpu(self, proc: psutil.Process, now_s: float) -> float | None:
         """CPU % since the last round of a process seen for the first time, None if unknown.
@@ -306,6 +338,20 @@ class ResourceSampler:
             return None
         times = proc.cpu_times()
         return 100.0 * (times.user + times.system) / max(now_s - self._last_s, 1e-3)
+
+
+def _thread_columns(busiest: tuple[float, int, int] | None) -> dict[str, Any]:
+    """``thread_max_pct`` and ``thread_max_name`` of a group's busiest thread: the name the
+    thread gave itself (a JVM's: the first 15 characters of the Java thread's), None when
+    none was measured over the whole interval."""
+    if busiest is None or busiest[0] < 0:
+        return {"thread_max_pct": None, "thread_max_name": None}
+    pct, pid, tid = busiest
+    try:
+        name: str | None = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+    except OSError:  # ended, or not Linux
+        name = None
+    return {"thread_max_pct": round(pct, 1), "thread_max_name": name}
 
 
 def _cpu_seconds(proc: psutil.Process) -> tuple[float, float]:

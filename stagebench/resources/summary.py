@@ -5,6 +5,7 @@ The samples come from :class:`stagebench.resources.sampler.ResourceSampler`; all
 are in % of one core.
 """
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -43,10 +44,11 @@ def summarise(
     for name in sorted({s["process"] for s in rows} - {MACHINE, OUTSIDE}):
         group = [s for s in rows if s["process"] == name]
         entry: dict[str, Any] = {"samples": len(group)}
-        for metric in ("cpu_percent", "rss_mb", "heap_used_mb", "gc_ms_per_s"):
+        for metric in ("cpu_percent", "rss_mb", "heap_used_mb", "gc_ms_per_s", "thread_max_pct"):
             values = [r[metric] for r in group if r.get(metric) is not None]
             entry[f"{metric}_mean"] = _mean(values)
             entry[f"{metric}_max"] = max(values) if values else None
+        entry["thread_max_name"] = _busiest(group)
         out[name] = entry
     out[MACHINE] = _machine_summary(rows, cores or psutil.cpu_count() or 1)
     return out
@@ -70,6 +72,16 @@ def _machine_summary(rows: list[dict[str, Any]], cores: int) -> dict[str, Any]:
         "iowait_pct_mean": _mean(column(MACHINE, "cpu_iowait")),
         "saturated_share": round(sum(v >= line for v in total) / len(total), 3) if total else None,
     }
+
+
+def _busiest(group: list[dict[str, Any]]) -> str | None:
+    """The name of the thread that was the group's busiest for the most CPU over the
+    samples (a JVM's threads are named by their task: "Join[3] -> Sin"); None unnamed."""
+    cpu: Counter[str] = Counter()
+    for row in group:
+        if row.get("thread_max_name") and row.get("thread_max_pct") is not None:
+            cpu[row["thread_max_name"]] += row["thread_max_pct"]
+    return cpu.most_common(1)[0][0] if cpu else None
 
 
 def _mean(values: list[float]) -> float | None:

@@ -53,6 +53,7 @@ def test_summary_keeps_only_the_measured_period_and_describes_the_machine():
         "rss_mb_mean": 100.0, "rss_mb_max": 100.0,
         "heap_used_mb_mean": None, "heap_used_mb_max": None,
         "gc_ms_per_s_mean": None, "gc_ms_per_s_max": None,
+        "thread_max_pct_mean": None, "thread_max_pct_max": None, "thread_max_name": None,
     }  # fmt: skip
     assert out["machine"] == {
         "cores": 2,
@@ -247,3 +248,36 @@ def test_children_that_start_and_end_between_rounds_count_for_their_group():
 def test_group_names_of_the_machine_rows_are_refused():
     with pytest.raises(ValueError, match="reserved"):
         ResourceSampler({"outside": lambda: []})
+
+
+# one thread that names itself "spinner" (its name as /proc shows it) and spins, beside
+# the main thread, which sleeps
+ONE_BUSY_THREAD = [sys.executable, "-c", (
+    "import ctypes, threading, time\n"
+    "def spin():\n"
+    "    ctypes.CDLL(None).prctl(15, b'spinner', 0, 0, 0)\n"
+    "    while True: pass\n"
+    "threading.Thread(target=spin, daemon=True).start()\n"
+    "time.sleep(3600)\n"
+)]  # fmt: skip
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread names from /proc")
+def test_the_busiest_thread_of_a_group_is_sampled_with_its_name():
+    child = subprocess.Popen(ONE_BUSY_THREAD)
+    try:
+        time.sleep(0.3)
+        samples = sample_for({"engine": Group(lambda: [child.pid])}, seconds=3.0)
+    finally:
+        child.kill()
+        child.wait()
+    rows = [r for r in rows_of(samples, "engine") if r["thread_max_pct"] is not None]
+    assert rows, samples
+    # the group's CPU is the spinning thread's: the main thread sleeps
+    for row in rows:
+        assert row["thread_max_name"] == "spinner", row
+        assert row["thread_max_pct"] >= 0.8 * row["cpu_percent"] - 5, row
+    assert max(r["thread_max_pct"] for r in rows) >= 30  # it ran, however loaded the machine
+    summary = summarise(samples, cores=2)["engine"]
+    assert summary["thread_max_name"] == "spinner"
+    assert summary["thread_max_pct_mean"] is not None
