@@ -31,25 +31,28 @@ class FlinkSettings(Settings):
     linger_ms: int = field(
         default=0,
         metadata={
+            "tune": (0, 5, 50),
             "help": "the sink producer's linger.ms: how long it waits to fill a batch "
             "(Flink's bundled Kafka client waits 5 ms by default; 0 sends each output at "
-            "once)"
+            "once)",
         },
     )
     buffer_timeout_ms: int = field(
         default=0,
         metadata={
+            "tune": (0, 10, 100),
             "help": "execution.buffer-timeout.interval: how long a network buffer between "
             "operators waits to fill (Flink's default 100 ms is added after every shuffle; "
-            "0 flushes each record)"
+            "0 flushes each record)",
         },
     )
     parallelism: int = field(
         default=1,
         metadata={
+            "tune": (1, 2),
             "help": "parallelism.default: every operator's parallel instances; one reads "
             "all the input partitions, more leave a subtask without a partition (see "
-            "idle_timeout_ms)"
+            "idle_timeout_ms)",
         },
     )
     idle_timeout_ms: int = field(

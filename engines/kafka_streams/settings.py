@@ -35,24 +35,27 @@ class KafkaStreamsSettings(Settings):
     producer_linger_ms: int = field(
         default=0,
         metadata={
+            "tune": (0, 5, 100),
             "help": "producer.linger.ms: how long the producer waits to fill a batch (Kafka "
-            "Streams' own default is 100 ms); 0 sends each output at once"
+            "Streams' own default is 100 ms); 0 sends each output at once",
         },
     )
     cache_max_bytes: int = field(
         default=0,
         metadata={
+            "tune": (0, 10_485_760),
             "help": "statestore.cache.max.bytes: a record cache holds a store's updates "
             "until a commit or a full cache; 0 forwards each update at once (the windows' "
-            "updates, and their close, reach the next operator without waiting)"
+            "updates, and their close, reach the next operator without waiting)",
         },
     )
     commit_interval_ms: int = field(
         default=100,
         metadata={
+            "tune": (100, 1000),
             "help": "commit.interval.ms: how often offsets (and with exactly-once the "
             "transaction) are committed; with a cache of 0 and at-least-once it holds no "
-            "output back, and a short one leaves less to redo after a restart"
+            "output back, and a short one leaves less to redo after a restart",
         },
     )
     join_grace_ms: int = field(

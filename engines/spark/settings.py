@@ -64,7 +64,8 @@ class SparkSettings(Settings):
     trigger_interval_ms: int = field(
         default=0,
         metadata={
-            "help": "processing-time trigger interval; 0 starts the next micro-batch at once"
+            "tune": (0, 500, 2000),
+            "help": "processing-time trigger interval; 0 starts the next micro-batch at once",
         },
     )
     real_time_checkpoint: str = field(

@@ -58,8 +58,10 @@ def one_search(
     criteria: Criteria,
     bounds: Bounds,
     console: Console,
+    setting: dict[str, Any] | None = None,
 ) -> CapacityResult:
-    """A search of ``name``'s capacity within ``bounds``, its probes real runs, and its files."""
+    """A search of ``name``'s capacity within ``bounds``, its probes real runs, and its
+    files; ``setting``: the tuned settings it runs with (``capacity --tune``)."""
 
     out = files.writable_dir(
         Path(base.results_dir) / rundir.dir_name(f"capacity-{name}", new_run_id())
@@ -91,6 +93,7 @@ def one_search(
             precision=bounds.precision, growth=bounds.growth, out=out,
             probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
                    "tail_s": probe_base.published_tail_s, "application": shared},
+            setting=setting,
         )  # fmt: skip
         # written before the application stops: stopping it can take a minute
         page = write(out, result)
@@ -129,6 +132,25 @@ class _Prober:
         return verdict
 
 
+def challenge(
+    name: str,
+    impl: Impl,
+    base: RunConfig,
+    settings: Settings,
+    criteria: Criteria,
+    rate: float,
+    console: Console,
+) -> Probe:
+    """One probe of ``name`` at ``rate`` (``capacity --tune``'s challenge of a setting), in
+    a directory of its own."""
+    out = files.writable_dir(
+        Path(base.results_dir) / rundir.dir_name(f"challenge-{name}", new_run_id())
+    )
+    probe_base = replace(base, stage=name, impl=impl, results_dir=str(out),
+                         warm_settle_window_s=base.settle_window_s)  # fmt: skip
+    return _Prober(probe_base, settings, criteria, console, None)(rate)
+
+
 def capacity_result(
     name: str,
     engine: str,
@@ -141,6 +163,7 @@ def capacity_result(
     growth: float,
     out: Path,
     probe: dict[str, Any],
+    setting: dict[str, Any] | None = None,
 ) -> CapacityResult:
     """capacity.json's record: the search's answer, every probe, and the conditions
     (``probe``: how each probe ran, :data:`PROBE_KEYS`)."""
@@ -173,6 +196,7 @@ def capacity_result(
             "sustainable": None if best is None else best.bottleneck,
             "unsustainable": None if failed is None else failed.bottleneck,
         },
+        setting=setting,
         criteria=asdict(criteria),
         seconds=round(seconds, 1),
         probes=[p.as_dict() for p in found.probes],

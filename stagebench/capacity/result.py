@@ -80,6 +80,13 @@ class CapacityResult:
             "#what-limited-it); absent in older results"
         )
     )
+    setting: Section | None = field(
+        metadata=key_doc(
+            "profile (latency, throughput or tuned) and values (setting → value): the "
+            "engine's settings that trade latency for throughput as this search ran them, "
+            "written by capacity --tune (docs/capacity.md#the-best-setting); null otherwise"
+        )
+    )
     criteria: Section = field(
         metadata=key_doc(
             "max_p50_ms, max_drain_s, max_engine_cpu_pct, slo_ms (percentile → its highest "

@@ -1,9 +1,11 @@
 """``stagebench capacity``: each stage's sustainable throughput, found by a search of runs."""
 
 import argparse
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engines.registry import NAMES, chosen
 from ground.config import from_mapping
@@ -19,8 +21,15 @@ from stagebench.capacity.defaults import (
 )
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import Subparsers, add_run_arguments, say_what_stays_running
-from stagebench.config.layers import load
+from stagebench.config.layers import ENGINE_TABLE, Settings, load
 from stagebench.config.settings import RunConfig
+
+if TYPE_CHECKING:
+    from engines.base import Impl
+    from stagebench.capacity.measure import Bounds
+    from stagebench.capacity.probe import Criteria
+    from stagebench.capacity.result import CapacityResult
+    from stagebench.console import Console
 
 CAPACITY = (
     "Constant-rate probes, each a complete run, growing geometrically from "
@@ -95,6 +104,21 @@ def add(sub: Subparsers) -> None:
         parser.add_argument(
             option, dest=dest, type=kind, default=default, metavar=metavar, help=text
         )
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="also find the engine's best setting for this question: search at the "
+        "settings given, then challenge them with the throughput profile and each "
+        "setting's other candidates (one probe each at the rate that failed; a search "
+        "only for a candidate that sustains it), and report the best beside the first; "
+        "docs/capacity.md#the-best-setting (default: off)",
+    )
+    parser.add_argument(
+        "--tune-budget",
+        metavar="TIME",
+        default="2h",
+        help="stop tuning a stage on an engine after this long: 30m, 2h (default: %(default)s)",
+    )
     parser.add_argument(
         "--slo",
         action="append",
@@ -181,8 +205,22 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     results: list[CapacityResult] = []
     failed = False
+    if args.tune and args.repeat > 1:
+        raise ConfigError("--tune runs its own searches: leave out --repeat")
+    try:
+        tune_budget_s = parse_budget(args.tune_budget)
+    except ValueError as err:
+        raise ConfigError(f"--tune-budget: {err}") from err
     for each, name in searches:
         impl = each.impl if each.impl in chosen(each.engine, name).impls(name) else "builtin"
+        if args.tune:
+            tuned = tuned_searches(name, impl, each, settings, criteria, bounds, console,
+                                   tune_budget_s)  # fmt: skip
+            results += tuned
+            failed |= any(r.stopped.startswith("error") for r in tuned)
+            if any(r.stopped == "interrupted" for r in tuned):
+                break
+            continue
         for attempt in range(args.repeat):
             result = one_search(name, impl, each, settings, criteria, bounds, console)
             results.append(result)
@@ -203,6 +241,81 @@ def run(args: argparse.Namespace) -> int:
         print(f"results: {write_set(Path(base.results_dir), results, table)}")
     say_what_stays_running(base.bootstrap)
     return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
+
+
+def tuned_searches(
+    name: str,
+    impl: "Impl",
+    base: "RunConfig",
+    settings: "Settings",
+    criteria: "Criteria",
+    bounds: "Bounds",
+    console: "Console",
+    budget_s: float,
+) -> list["CapacityResult"]:
+    """``--tune``: the search at the settings given and every search a candidate earned
+    (:func:`stagebench.capacity.tune.tune`), the best last, with one line saying it."""
+    from stagebench.capacity.measure import challenge, one_search
+    from stagebench.capacity.table import headline
+    from stagebench.capacity.tune import knobs, profile, score, tune
+    from stagebench.history.index import record_or_warn
+
+    engine = chosen(base.engine, name)
+    found = knobs(engine.settings)
+    table = f"{ENGINE_TABLE}.{engine.name}"
+    start: dict[str, Any] = {}
+    if found and engine.settings is not None:
+        given: object = from_mapping(engine.settings, settings.section(table), table)
+        start = {key: getattr(given, key) for key in found}
+    results: list[CapacityResult] = []
+
+    def named(setting: dict[str, Any]) -> dict[str, Any]:
+        kind = next((p for p in ("latency", "throughput") if profile(found, p) == setting),
+                    "tuned")  # fmt: skip
+        return {"profile": kind, "values": setting}
+
+    def search(setting: dict[str, Any], from_rate: float | None) -> "CapacityResult":
+        at = replace(bounds, start=from_rate or bounds.start)
+        result = one_search(name, impl, base, with_setting(settings, table, setting),
+                            criteria, at, console, setting=named(setting))  # fmt: skip
+        results.append(result)
+        print(f"capacity of {engine.name}:{name} at {_shown(setting)}: "
+              f"{headline(result.as_dict())}")  # fmt: skip
+        if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
+            console.warn(warning)
+        return result
+
+    def challenged(setting: dict[str, Any], rate: float) -> bool:
+        console.step(f"tuning {engine.name}:{name}: does {_shown(setting)} sustain "
+                     f"{rate:,.0f} msg/s?")  # fmt: skip
+        return challenge(name, impl, base, with_setting(settings, table, setting), criteria,
+                         rate, console).sustainable  # fmt: skip
+
+    if not found:
+        console.warn(f"{engine.title} has no settings to tune: one search at its own")
+        return [search({}, None)]
+    deadline = time.monotonic() + budget_s
+    tuning = tune(found, start, search, challenged, lambda: deadline - time.monotonic())
+    print(
+        f"best setting of {engine.name}:{name}: {_shown(tuning.best_setting)}, "
+        f"{score(tuning.best):,.0f} msg/s against {score(tuning.start):,.0f} at "
+        f"{_shown(start)}; {len(tuning.tried)} candidates challenged, tuning ended: "
+        f"{tuning.stopped}"
+    )
+    return [r for r in results if r is not tuning.best] + [tuning.best]
+
+
+def with_setting(settings: Settings, table: str, setting: dict[str, Any]) -> Settings:
+    """``settings`` with ``setting`` in the engine's table ``table``, from "capacity --tune"."""
+    values = {section: dict(v) for section, v in settings.values.items()}
+    sources = {section: dict(v) for section, v in settings.sources.items()}
+    values.setdefault(table, {}).update(setting)
+    sources.setdefault(table, {}).update(dict.fromkeys(setting, "capacity --tune"))
+    return Settings(values, sources)
+
+
+def _shown(setting: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in setting.items()) or "its own settings"
 
 
 def engine_names(args: argparse.Namespace, base: RunConfig) -> list[str]:

@@ -247,6 +247,7 @@ def test_resource_summary_per_process():
         "rss_mb_mean": 200.0, "rss_mb_max": 300.0,
         "heap_used_mb_mean": 80.0, "heap_used_mb_max": 80.0,
         "gc_ms_per_s_mean": 12.5, "gc_ms_per_s_max": 12.5,
+        "thread_max_pct_mean": None, "thread_max_pct_max": None, "thread_max_name": None,
     }  # fmt: skip
     assert out["broker"]["samples"] == 1
 

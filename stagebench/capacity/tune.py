@@ -1,0 +1,118 @@
+"""The setting at which an engine sustains the most under the search's criteria, found by
+searching (``stagebench capacity --tune``), beside its capacity at the latency settings.
+
+An engine's settings class marks the settings that trade latency for throughput with
+their candidate values, from the latency end to the throughput end
+(``metadata["tune"]``: Flink's buffer timeout, Kafka Streams' cache, Spark's trigger
+interval). The **latency** profile is every such setting at its first candidate (the
+defaults), the **throughput** profile at its last.
+
+The search (:func:`tune`), within a budget: a capacity search at the setting the user
+gave; then, one candidate at a time (the throughput profile first, then each setting's
+other values changed alone from the best so far), one *challenge* probe at the rate the
+best failed at. Only a candidate that sustains that rate earns a search of its own (from
+that rate up), and it becomes the best when its capacity is higher. A candidate costs one
+probe unless it beats the best, not a whole search: the grid is never walked blindly.
+"""
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from stagebench.capacity.result import CapacityResult
+
+TUNE: Final = "tune"
+"""The metadata key of a setting's candidate values, latency end first."""
+
+Setting = dict[str, Any]
+"""Tuned setting → its value."""
+
+
+def knobs(settings_class: type | None) -> dict[str, tuple[Any, ...]]:
+    """The settings of an engine's settings class that trade latency for throughput, each
+    with its candidates (latency end first); {} for an engine without any."""
+    if settings_class is None or not dataclasses.is_dataclass(settings_class):
+        return {}
+    return {f.name: tuple(f.metadata[TUNE]) for f in dataclasses.fields(settings_class)
+            if TUNE in f.metadata}  # fmt: skip
+
+
+def profile(found: Mapping[str, tuple[Any, ...]], name: str) -> Setting:
+    """The ``latency`` profile (every candidate list's first) or the ``throughput`` one
+    (its last)."""
+    return {key: values[0 if name == "latency" else -1] for key, values in found.items()}
+
+
+def candidates(found: Mapping[str, tuple[Any, ...]], best: Setting) -> Iterator[Setting]:
+    """The settings to challenge the best with, in order: the throughput profile, then
+    each setting's other values, one changed at a time. Each at most once, never the best."""
+    seen = [dict(best)]
+    proposals = [{**best, **profile(found, "throughput")}]
+    proposals += [{**best, key: value} for key, values in found.items() for value in values]
+    for proposal in proposals:
+        if proposal not in seen:
+            seen.append(proposal)
+            yield proposal
+
+
+def score(result: CapacityResult) -> float:
+    """What a search found: its fitted capacity, else the highest rate sustained (0: none)."""
+    return result.capacity_mps or result.sustainable_mps or 0.0
+
+
+@dataclass
+class Tuning:
+    """What :func:`tune` did: the search at the given setting, the best found, and each
+    candidate tried (its setting, the rate it was challenged at, whether it sustained it,
+    and the capacity of its search when it earned one)."""
+
+    start: CapacityResult
+    best: CapacityResult
+    best_setting: Setting
+    tried: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str = "exhausted"
+    """exhausted (every candidate tried), budget, or why it could not tune (no rate failed)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"best_setting": self.best_setting, "best_dir": self.best.dir,
+                "start_dir": self.start.dir, "tried": self.tried, "stopped": self.stopped}  # fmt: skip
+
+
+def tune(
+    found: Mapping[str, tuple[Any, ...]],
+    start: Setting,
+    search: Callable[[Setting, float | None], CapacityResult],
+    challenge: Callable[[Setting, float], bool],
+    time_left: Callable[[], float | None],
+) -> Tuning:
+    """Search at ``start``, then challenge it with each candidate while ``time_left()``
+    (s; None: no budget) exceeds the longest search so far (see the module).
+    ``search(setting, from_rate)`` runs a capacity search (None: the usual first rate);
+    ``challenge(setting, rate)`` one probe, True when it was sustainable."""
+    first = search(start, None)
+    tuning = Tuning(first, first, dict(start))
+    longest = first.seconds
+    pending = list(candidates(found, start))
+    while pending:
+        rate = tuning.best.first_unsustainable_mps
+        if rate is None:
+            tuning.stopped = "no rate failed at the best setting: nothing to gain"
+            break
+        if (left := time_left()) is not None and left < longest:
+            tuning.stopped = "budget"
+            break
+        setting = pending.pop(0)
+        passed = challenge(setting, rate)
+        trial: dict[str, Any] = {"setting": setting, "challenged_mps": rate, "sustained": passed}
+        if passed:
+            result = search(setting, rate)
+            longest = max(longest, result.seconds)
+            trial["capacity_mps"], trial["dir"] = score(result), result.dir
+            if score(result) > score(tuning.best):
+                tuning.best, tuning.best_setting = result, dict(setting)
+                # the new best's neighbours, the ones not tried yet
+                tried = [start, setting, *(t["setting"] for t in tuning.tried)]
+                pending = [c for c in candidates(found, setting) if c not in tried]
+        tuning.tried.append(trial)
+    return tuning
