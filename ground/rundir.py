@@ -66,7 +66,6 @@ COMPARISON_MD: Final = "comparison.md"
 # one run directory per probe
 CAPACITY: Final = "capacity.json"
 CAPACITY_MD: Final = "capacity.md"
-CAPACITY_PLOT: Final = "capacity.png"
 
 # a set of capacity searches run by one command (results/<UTC time>-capacities-<id>/):
 # the searches' directories beside it, named in its capacities.json

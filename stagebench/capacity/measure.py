@@ -1,8 +1,8 @@
 """One capacity search measured: its probes are real runs (:mod:`stagebench.run.runner`), in
 a Spark application they share or each in its own job, judged by
 :func:`stagebench.capacity.probe.judge`, searched by :func:`stagebench.capacity.search.search`;
-its answer is a :class:`CapacityResult` written as capacity.json, capacity.md,
-capacity.png and report.html."""
+its answer is a :class:`CapacityResult` written as capacity.json, capacity.md and
+report.html (its plots)."""
 
 import contextlib
 import json
@@ -18,7 +18,6 @@ from ground import files, rundir
 from ground.errors import EngineError
 from ground.kafka.naming import new_run_id
 from stagebench.capacity.fit import PASS_HALF_WIDTH, PassFit
-from stagebench.capacity.plot import plot
 from stagebench.capacity.probe import Criteria, Probe, judge
 from stagebench.capacity.result import CapacityResult
 from stagebench.capacity.search import REFINE_PROBES, SearchResult, search
@@ -231,12 +230,11 @@ def _fit_fields(fit: PassFit | None) -> dict[str, Any]:
 
 
 def write(out: Path, result: CapacityResult) -> html_report.Page:
-    """capacity.json, capacity.png, capacity.md and the search's report.html."""
+    """capacity.json, capacity.md and the search's report.html, which holds its plots."""
 
     doc = result.as_dict()
     files.write(out / rundir.CAPACITY, json.dumps(doc, indent=2, default=str) + "\n")
-    image = plot(doc, out / rundir.CAPACITY_PLOT)
-    files.write(out / rundir.CAPACITY_MD, report(doc, image))
+    files.write(out / rundir.CAPACITY_MD, report(doc))
     return html_report.write(out)
 
 
@@ -260,7 +258,7 @@ def _targets(doc: dict[str, Any]) -> str:
     )
 
 
-def report(doc: dict[str, Any], image: Path | None) -> str:
+def report(doc: dict[str, Any]) -> str:
     lines = [
         f"# Capacity of {label(doc)} ({doc['impl']})",
         "",
@@ -291,12 +289,7 @@ def report(doc: dict[str, Any], image: Path | None) -> str:
             f"| {p['rate']:,.0f} | {p['verdict']} | {_num(p['p50'])} | {_num(p['p99'])} | "
             f"{_num(p['engine_cpu_pct'])} | {'; '.join(p['reasons']) or '-'} | {run} |"
         )
-    if image is not None:
-        lines += [
-            "",
-            "![latency against offered rate; per-second p50 of the probes at and "
-            f"just above capacity]({image.name})",
-        ]
+    lines += ["", f"The plots are in [{rundir.REPORT_HTML}]({rundir.REPORT_HTML})."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,10 +1,10 @@
-"""report.html of a capacity search's directory: the answer, every probe on the offered
-rate, the per-second latency of the probes that decided it, and the probes' table with
-a link to each probe's own page.
+"""report.html of a capacity search's directory: the answer, every probe's latency and
+verdict on the offered rate with the fitted chance of passing, the per-second latency of
+the probes that decided it, and the probes' table with a link to each probe's own page.
 
 A verdict often rests on a trend, which the probes' percentiles cannot show, so the
-second plot draws the per-second p50 of the last probe at each end of the bracket
-(:func:`deciding_probes`), as capacity.png does.
+last plot draws the per-second p50 of the last probe at each end of the bracket
+(:func:`deciding_probes`), named with the trend its verdict read.
 """
 
 import json
@@ -19,6 +19,11 @@ from stagebench.report import figures, tables
 from stagebench.report.data import load_run, located, read_json
 from stagebench.report.page import figure, link, section
 from stagebench.results.documents import read_capacity
+
+NO_FIT = (
+    "No pass curve: without a pass and a failure both there is no fit, and the bracket "
+    "bounds the capacity."
+)
 
 
 def deciding_probes(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -57,6 +62,7 @@ def capacity_page(capacity_dir: Path) -> tuple[str, list[str]]:
         section(
             "Probes on the offered rate",
             figure(figures.capacity_figure(doc)),
+            figure(figures.chance_figure(doc), NO_FIT),
             _probes_table(capacity_dir, doc),
         ),
         section("Per-second latency of the deciding probes", _deciding(capacity_dir, doc)),
@@ -124,7 +130,10 @@ def _deciding(capacity_dir: Path, doc: dict[str, Any]) -> str:
         run = load_run(run_dir)
         if run.timeseries is None:
             continue
-        name = f"{probe['rate']:,.0f} msg/s, {probe['verdict']}"
+        steady = run.summary.steady_state or {}
+        slope = steady.get("slope_ms_per_min")
+        trend = f"{steady['verdict']} {slope:+,.0f} ms/min" if slope is not None else "no trend"
+        name = f"{probe['rate']:,.0f} msg/s, {probe['verdict']} ({trend})"
         lines.append(figures.latency_lines(run.timeseries, figures.origin_ms(run.summary), name)[0])
     if not lines:
         return "<p>No deciding probe left its per-second series.</p>"

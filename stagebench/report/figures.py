@@ -361,3 +361,40 @@ def capacity_figure(doc: dict[str, Any]) -> go.Figure:
         yaxis={"title": "latency, ms (log axis)", "type": "log"},
         hovermode="closest",
     )
+
+
+def chance_figure(doc: dict[str, Any]) -> go.Figure:
+    """Every probe the publisher fed as passed (1) or failed (0) on the offered rate, the
+    fitted curve (``pass_curve``: logit P = intercept + slope · ln rate), its 0.5 crossing
+    (the capacity) and its 0.9 crossing, each with the 95 % interval where the posterior's
+    band crosses that level; empty without a fit (no pass and failure both)."""
+    fig, curve = go.Figure(), doc.get("pass_curve")
+    if not curve:
+        return fig
+    fed = [p for p in doc["probes"] if p["verdict"] != "publisher-bound"]
+    for verdict, outcome in (("sustainable", 1.0), ("unsustainable", 0.0)):
+        rates = [p["rate"] for p in fed if p["verdict"] == verdict]
+        color, symbol = VERDICT_STYLE[verdict]
+        fig.add_trace(go.Scatter(x=rates, y=[outcome] * len(rates), mode="markers",
+                                 name=f"probe {verdict}", opacity=0.6,
+                                 marker={"color": color, "symbol": symbol, "size": 9}))  # fmt: skip
+    (low, high), rates = doc["capacity_ci95_mps"], [p["rate"] for p in fed]
+    at = np.geomspace(min(*rates, low) / 1.05, max(*rates, high) * 1.05, 200)
+    chance = 1 / (1 + np.exp(-(curve["intercept"] + curve["slope"] * np.log(at))))
+    fig.add_trace(go.Scatter(x=at, y=chance, mode="lines", line={"color": "#1f77b4"},
+                             name="chance of passing (fitted curve)"))  # fmt: skip
+    for key, level, text in (("capacity", 0.5, "capacity"), ("pass90", 0.9, "passed 90 %")):
+        value, (low, high) = doc[f"{key}_mps"], doc[f"{key}_ci95_mps"]
+        fig.add_hline(y=level, line_dash="dot", line_color="#7f7f7f", line_width=1)
+        error = _error([doc], f"{key}_mps", f"{key}_ci95_mps")
+        fig.add_trace(go.Scatter(x=[value], y=[level], mode="markers", error_x=error,
+                                 marker={"color": "#1f77b4", "symbol": "diamond", "size": 10},
+                                 name=f"{text}: {value:,.0f} msg/s (95 % interval "
+                                 f"{low:,.0f}–{high:,.0f})"))  # fmt: skip
+    return layout(
+        fig,
+        f"Pass or fail against offered rate, {len(fed)} probes",
+        xaxis={"title": "offered rate, msg/s (both input topics; log axis)", "type": "log"},
+        yaxis={"title": "chance a probe passes", "range": [-0.08, 1.08]},
+        hovermode="closest",
+    )

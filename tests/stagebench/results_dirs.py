@@ -204,8 +204,15 @@ def make_suite(results: Path, stages: list[str], repeat: int, monkeypatch) -> Pa
                            seed=5).suite_dir  # fmt: skip
 
 
-def make_capacity(results: Path) -> Path:
-    """A capacity search's directory: capacity.json and one probe run inside it."""
+FIT = {"capacity_mps": 282.8, "capacity_ci95_mps": [193.2, 414.1], "pass90_mps": 256.8,
+       "pass90_ci95_mps": [162.7, 379.7], "pass_curve": {"intercept": 167.4048,
+       "slope": -29.656, "probes": 2, "prior_half_width": [0.02, 0.3]}}  # fmt: skip
+"""The pass curve fitted to make_capacity's two probes."""
+
+
+def make_capacity(results: Path, fitted: bool = False) -> Path:
+    """A capacity search's directory: capacity.json and one probe run inside it; with
+    ``fitted``, the pass curve fitted to its probes (:data:`FIT`)."""
     out = results / "20261126T160000Z-capacity-join-0c0ffee0"
     out.mkdir(parents=True)
     at = make_run(out, "join", "000000a1", seed=1)
@@ -226,7 +233,7 @@ def make_capacity(results: Path) -> Path:
         "engine_cores_used": 1.1, "sustainable_mps_per_core": 181.8,
         "criteria": {"max_p50_ms": 10000.0, "max_drain_s": 10.0, "max_engine_cpu_pct": None},
         "seconds": 180.0, "probes": probes, "machine": {"cores": 2}, "versions": {},
-        "dir": str(out), "growth": 2.0,
+        "dir": str(out), "growth": 2.0, **(FIT if fitted else {}),
     }  # fmt: skip
     (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2))
     return out

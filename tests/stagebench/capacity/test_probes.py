@@ -66,8 +66,8 @@ def test_a_short_search_on_ingest_writes_every_probe_and_the_answer(kafka_bootst
     if doc["sustainable_mps"]:
         assert doc["sustainable_mps_per_core"] > 0
         assert f"{doc['sustainable_mps']:,.0f} msg/s sustainable" in result.stdout
-    assert (out / "capacity.png").exists()
     table = (out / "capacity.md").read_text()
+    assert (out / "report.html").exists() and "[report.html](report.html)" in table
     assert doc["probe"]["lead_in_s"] == 5 and "5 s at half the rate" in table
     assert doc["probe"]["warmup_s"] == 5 and "a warm-up (5 s)" in table
     assert "given 17 s to drain" in table

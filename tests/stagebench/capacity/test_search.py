@@ -392,7 +392,7 @@ def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     assert line.startswith(f"{doc['capacity_mps']:,.0f} msg/s (95 % interval ")
     assert f"{low:,.0f}–{high:,.0f}" in line and "bracketed within 10%" in line
     assert f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s" in line
-    assert "logit P(pass) = " in measure.report(doc, None)
+    assert "logit P(pass) = " in measure.report(doc)
 
 
 def test_the_report_says_whether_the_probes_shared_an_application():
@@ -463,4 +463,4 @@ def test_a_probe_that_misses_a_latency_target_fails_with_it(monkeypatch):
     ).as_dict()  # fmt: skip
     assert doc["criteria"]["slo_ms"] == {"p99": 250.0, "p50": 200.0}
     assert headline(doc).endswith("; under p99 ≤ 250 ms, p50 ≤ 200 ms")
-    assert "and p99 is at most 250 ms, and p50 is at most 200 ms" in measure.report(doc, None)
+    assert "and p99 is at most 250 ms, and p50 is at most 200 ms" in measure.report(doc)

@@ -39,7 +39,7 @@ def test_every_subcommand_has_help():
         assert "(default" in result.stdout or name in ("broker", "topics", "config"), name
 
 
-HEAVY = ("pandas", "pyspark", "numpy", "scipy", "matplotlib", "pyarrow")
+HEAVY = ("pandas", "pyspark", "numpy", "scipy", "pyarrow")
 LOADED = """
 import sys
 from stagebench.cli import main

@@ -93,7 +93,11 @@ def test_a_suites_page_draws_the_ladder_and_every_run(browser, tmp_path, monkeyp
         assert float(shown.replace(",", "")) == pytest.approx(row["p50"], abs=5e-4)
 
 
-def test_a_capacity_searchs_page_draws_its_probes(browser, tmp_path):
-    page = html_report.write(make_capacity(tmp_path))
-    traces = _open(browser, page.path, tmp_path / "capacity.png")
-    assert len(traces) == 2 and all(n > 0 for n in traces), traces
+def test_a_capacity_searchs_page_draws_its_probes_and_chance_of_passing(browser, tmp_path):
+    page = html_report.write(make_capacity(tmp_path, fitted=True))
+    traces = _open(browser, page.path, tmp_path / "capacity-page.png")
+    assert len(traces) == 3 and all(n > 0 for n in traces), traces
+    names = browser.execute_script(
+        "return document.querySelectorAll('.js-plotly-plot')[1].data.map(t => t.name)"
+    )
+    assert "capacity: 283 msg/s (95 % interval 193–414)" in names, names

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from dataclasses import replace
+from html import escape
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,6 +18,7 @@ from ground.errors import ConfigError
 from stagebench.capacity.measure import write_set
 from stagebench.report import curves, figures, tables
 from stagebench.report import html as html_report
+from stagebench.report.capacity import NO_FIT
 from stagebench.report.data import cdf, load_run
 from stagebench.report.page import PLOTLY_JS
 from tests.stagebench.results_dirs import (
@@ -211,7 +213,9 @@ def test_a_capacity_page_shows_the_probes_and_the_deciding_ones(tmp_path):
     assert "highest sustainable 200 msg/s, first unsustainable 400 msg/s" in html
     assert 'data-stat="rate" data-value="400.0"' in html and "p50 rising by 300" in html
     assert "No deciding probe" not in html  # the deciding probes through time
-    assert html.count('class="plotly-graph-div"') == 2
+    assert html.count('class="plotly-graph-div"') == 2 and escape(NO_FIT) in html
+    fitted = html_report.write(make_capacity(tmp_path / "fitted", fitted=True)).path.read_text()
+    assert fitted.count('class="plotly-graph-div"') == 3 and escape(NO_FIT) not in fitted
 
 
 def test_a_set_of_searches_draws_their_curves_together(tmp_path):

@@ -1,15 +1,16 @@
-"""The capacity picture: which probes it traces through time, that it draws them, and the
-fitted chance of passing beneath the latencies."""
+"""A capacity search's figures: which probes its page traces through time, and the fitted
+chance of passing on the offered rate, as Plotly figure data (no browser)."""
 
 import json
+import math
 
 import pandas as pd
-from matplotlib.image import imread
 
 from ground import rundir
 from stagebench.capacity.fit import fit_pass
 from stagebench.capacity.measure import _fit_fields
-from stagebench.capacity.plot import _tick_labels, deciding_probes, plot
+from stagebench.report.capacity import _deciding, deciding_probes
+from stagebench.report.figures import chance_figure
 from tests.evaluator.summaries import summary_doc
 
 START_MS = 1_795_624_012_000
@@ -67,38 +68,42 @@ def test_the_deciding_probes_are_the_last_at_capacity_and_the_confirmed_failure(
     assert deciding_probes(_doc([_probe(8000, "unsustainable")], None, 8000)) == []
 
 
-def test_the_plot_adds_the_time_panel_only_when_a_deciding_probe_has_its_series(tmp_path):
+def test_the_deciding_probes_are_drawn_with_their_trend_when_their_series_is_left(tmp_path):
     steady = _run_dir(tmp_path, "at", [300.0] * 60, slope=2.0)
     rising = _run_dir(tmp_path, "above", [300.0 + 100 * i for i in range(60)], slope=6_000.0)
     probes = [_probe(4000, "sustainable", steady), _probe(4400, "unsustainable", rising, 3000.0)]
-    both = plot(_doc(probes, 4000, 4400), tmp_path / "both.png")
-    # the search's answer alone: no run directories to read
-    bare = [{**p, "run_dir": None} for p in probes]
-    alone = plot(_doc(bare, 4000, 4400), tmp_path / "alone.png")
-    assert imread(both).shape[1] > 1.5 * imread(alone).shape[1]
-    # a deleted run directory leaves the panel out instead of failing the report
+    both = _deciding(tmp_path, _doc(probes, 4000, 4400)).replace("\\u002f", "/")  # JSON's "/"
+    assert "4,000 msg/s, sustainable (steady +2 ms/min) p50" in both
+    assert "4,400 msg/s, unsustainable (rising +6,000 ms/min) p50" in both
+    # a deleted run directory or series leaves the plot out instead of failing the page
     gone = [probes[0], {**probes[1], "run_dir": str(tmp_path / "gone")}]
     (tmp_path / "at" / rundir.TIMESERIES).unlink()
-    assert imread(plot(_doc(gone, 4000, 4400), tmp_path / "none.png")).shape == imread(alone).shape
-    assert (
-        plot(_doc([_probe(500, "unsustainable", p50=None)], None, 500), tmp_path / "x.png") is None
-    )
+    assert _deciding(tmp_path, _doc(gone, 4000, 4400)).startswith("<p>No deciding probe")
 
 
-def test_the_fitted_chance_of_passing_is_drawn_beneath_the_latencies(tmp_path):
+def test_the_fitted_chance_of_passing_places_every_fed_probe_and_both_crossings():
     verdicts = [(500, "sustainable"), (1000, "sustainable"), (2000, "unsustainable"),
                 (1410, "sustainable"), (1680, "unsustainable"), (1540, "sustainable"),
                 (1610, "sustainable"), (1610, "unsustainable"),
                 (1600, "publisher-bound")]  # fmt: skip
     probes = [_probe(rate, verdict) for rate, verdict in verdicts]
     probes.append(_probe(1650, "unsustainable", p50=None))  # its Spark job failed: counted
-    fitted = plot(_doc(probes, 1610, 1680, fitted=True), tmp_path / "fitted.png")
-    bare = plot(_doc(probes, 1610, 1680), tmp_path / "bare.png")
-    assert imread(fitted).shape[0] > 1.5 * imread(bare).shape[0]
-    assert imread(fitted).shape[1] == imread(bare).shape[1]
-
-
-def test_rates_closer_to_a_labelled_one_than_a_twelfth_of_the_axis_are_not_labelled():
-    # 500 to 8,000: labels at least 16^(1/12) = 1.26 times apart
-    assert _tick_labels([500, 1000, 2000, 4000, 5660, 6170, 6450, 6730, 8000]) == [
-        "500", "1,000", "2,000", "4,000", "5,660", "", "", "", "8,000"]  # fmt: skip
+    doc = _doc(probes, 1610, 1680, fitted=True)
+    fig = chance_figure(doc)
+    passed, failed, curve, capacity, pass90 = fig.data
+    assert (list(passed.x), set(passed.y)) == ([500, 1000, 1410, 1540, 1610], {1.0})
+    assert (list(failed.x), set(failed.y)) == ([2000, 1680, 1610, 1650], {0.0})
+    assert fig.layout.title.text == "Pass or fail against offered rate, 9 probes"
+    # the curve falls through 0.5 at the capacity, within the axis the probes span
+    assert curve.x[0] < 500 and curve.x[-1] > 2000
+    assert all(a >= b for a, b in zip(curve.y, curve.y[1:], strict=False))
+    at_capacity = min(range(len(curve.x)), key=lambda i: abs(curve.x[i] - doc["capacity_mps"]))
+    assert math.isclose(curve.y[at_capacity], 0.5, abs_tol=0.05)
+    for trace, key, level in ((capacity, "capacity", 0.5), (pass90, "pass90", 0.9)):
+        (low, high), value = doc[f"{key}_ci95_mps"], doc[f"{key}_mps"]
+        assert (tuple(trace.x), tuple(trace.y)) == ((value,), (level,))
+        assert trace.error_x.array[0] == high - value and trace.error_x.arrayminus[0] == value - low
+        assert f"{value:,.0f} msg/s (95 % interval {low:,.0f}–{high:,.0f})" in trace.name
+    assert [s.y0 for s in fig.layout.shapes] == [0.5, 0.9]
+    # without a pass and a failure both there is no fit and nothing to draw
+    assert chance_figure(_doc(probes[:2], 1000, None)).data == ()
