@@ -1,6 +1,6 @@
 """The pass curve of a capacity search: the probability that a probe passes against its
 rate, fitted to every probe (:func:`fit_pass`), which places the capacity (the rate passed
-half the time) with a 95 % interval; :func:`pass_band` is the curve a plot draws.
+half the time) with a 95 % interval.
 Pure: :func:`stagebench.capacity.search.search` asks it where to probe next, the capacity
 command reports it.
 """
@@ -85,20 +85,6 @@ def fit_pass(rates: Sequence[float], passed: Sequence[bool]) -> PassFit | None:
         slope=-slope,
         probes=int(y.size),
     )
-
-
-def pass_band(
-    rates: Sequence[float], passed: Sequence[bool], at: Sequence[float] | np.ndarray
-) -> np.ndarray:
-    """The posterior's 2.5, 50 and 97.5 % quantiles (rows) of the probability of passing at
-    each rate of ``at`` (columns), from probes with both a pass and a failure: the curve a
-    plot draws. Its median crosses 0.5 at ``capacity_mps`` and 0.9 at ``pass90_mps``."""
-    theta, weights = _posterior(np.log(np.asarray(rates, np.float64)), np.asarray(passed, bool))
-    columns = [
-        _quantiles(np.exp(-_softplus(-_SLOPES * (theta[:, None] - x))), weights)
-        for x in np.log(np.asarray(at, np.float64))
-    ]
-    return np.array(columns).T
 
 
 def _posterior(x: np.ndarray, passed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

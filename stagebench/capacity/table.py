@@ -23,6 +23,17 @@ def headline(doc: dict[str, Any]) -> str:
     )
 
 
+def setting(doc: dict[str, Any]) -> str:
+    """The tuned setting a search ran at, after its implementation: " @ latency",
+    " @ tuned buffer_timeout_ms=100, parallelism=1"; "" for a search without --tune."""
+    ran = doc.get("setting")
+    if not ran:
+        return ""
+    if ran["profile"] != "tuned":
+        return f" @ {ran['profile']}"
+    return " @ " + ", ".join(f"{key}={value}" for key, value in ran["values"].items())
+
+
 def limit(docs: list[dict[str, Any]]) -> str:
     """What limited a stage's searches at their first unsustainable probe, in a word or
     two ("engine thread", "gc", "none"), the commonest first; "-" when unknown."""
@@ -71,7 +82,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     found sustainable, a bound."""
     by_stage: dict[tuple[str, str], list[dict]] = {}
     for doc in rows:
-        by_stage.setdefault((label(doc), doc["impl"]), []).append(doc)
+        by_stage.setdefault((label(doc), doc["impl"] + setting(doc)), []).append(doc)
     header = ["stage", "impl", "capacity msg/s", "95 % intervals", "per core used", "searches",
               "spread", "limited by", "minutes"]  # fmt: skip
     body = []

@@ -74,10 +74,6 @@ class Tuning:
     stopped: str = "exhausted"
     """exhausted (every candidate tried), budget, or why it could not tune (no rate failed)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"best_setting": self.best_setting, "best_dir": self.best.dir,
-                "start_dir": self.start.dir, "tried": self.tried, "stopped": self.stopped}  # fmt: skip
-
 
 def tune(
     found: Mapping[str, tuple[Any, ...]],

@@ -59,6 +59,7 @@ def capacity_page(capacity_dir: Path) -> tuple[str, list[str]]:
     )
     return f"Capacity of {label(doc)} ({doc['impl']})", [
         f'<p class="lead">{escape(headline(doc))}</p>',
+        *(f"<p>{escape(line)}</p>" for line in _conditions(doc)),
         section(
             "Probes on the offered rate",
             figure(figures.capacity_figure(doc)),
@@ -89,6 +90,20 @@ def headline(doc: dict[str, Any]) -> str:
     return f"No fitted capacity: {bracket}{format_exact(high)} msg/s; {took}."
 
 
+def _conditions(doc: dict[str, Any]) -> list[str]:
+    """What limited the search at each end of its bracket, and the tuned setting it ran
+    at (capacity --tune), the lines that exist."""
+    lines = []
+    for end, which in (("sustainable", "highest sustainable"),
+                       ("unsustainable", "lowest unsustainable")):  # fmt: skip
+        if named := (doc.get("bottleneck") or {}).get(end):
+            lines.append(f"At the {which} probe, limited by {named['text']}.")
+    if ran := doc.get("setting"):
+        values = ", ".join(f"{k} = {v}" for k, v in ran["values"].items())
+        lines.append(f"Ran at the {ran['profile']} setting: {values or 'none'}.")
+    return lines
+
+
 def _probes_table(capacity_dir: Path, doc: dict[str, Any]) -> str:
     rows = []
     for probe in doc["probes"]:
@@ -106,6 +121,7 @@ def _probes_table(capacity_dir: Path, doc: dict[str, Any]) -> str:
                 tables.num(probe["p99"]),
                 tables.num(probe["engine_cpu_pct"]),
                 tables.cell("; ".join(probe["reasons"]) or "-"),
+                tables.cell((probe.get("bottleneck") or {}).get("text") or "-"),
                 f"<td>{page}</td>",
             ]
         )
@@ -116,6 +132,7 @@ def _probes_table(capacity_dir: Path, doc: dict[str, Any]) -> str:
         "p99 ms",
         "engine CPU % of a core",
         "reasons",
+        "limited by",
         "run",
     ]
     return tables.table(header, rows)

@@ -2,8 +2,8 @@
 
 capacity_golden.json holds, for a few hand-made searches, the capacity.json text written
 before :class:`~stagebench.capacity.result.CapacityResult` existed (its machine and
-versions stand-ins), with the ``bottleneck`` and ``setting`` keys added since; the model must give the
-same keys, in the same order, with the same values.
+versions stand-ins), with the ``bottleneck`` and ``setting`` keys added since; the model
+must give the same keys, in the same order, with the same values.
 """
 
 import json

@@ -9,7 +9,7 @@ import pandas as pd
 from ground import rundir
 from stagebench.capacity.fit import fit_pass
 from stagebench.capacity.measure import _fit_fields
-from stagebench.report.capacity import _deciding, deciding_probes
+from stagebench.report.capacity import _conditions, _deciding, deciding_probes
 from stagebench.report.figures import chance_figure
 from tests.evaluator.summaries import summary_doc
 
@@ -107,3 +107,14 @@ def test_the_fitted_chance_of_passing_places_every_fed_probe_and_both_crossings(
     assert [s.y0 for s in fig.layout.shapes] == [0.5, 0.9]
     # without a pass and a failure both there is no fit and nothing to draw
     assert chance_figure(_doc(probes[:2], 1000, None)).data == ()
+
+
+def test_the_page_says_what_limited_each_end_and_the_setting_it_ran_at():
+    named = {"resource": "thread", "process": "engine", "text": "one thread of the engine"}
+    doc = {"bottleneck": {"sustainable": None, "unsustainable": named},
+           "setting": {"profile": "tuned", "values": {"buffer_timeout_ms": 100}}}  # fmt: skip
+    assert _conditions(doc) == [
+        "At the lowest unsustainable probe, limited by one thread of the engine.",
+        "Ran at the tuned setting: buffer_timeout_ms = 100.",
+    ]
+    assert _conditions({}) == []  # a search from before either was recorded
