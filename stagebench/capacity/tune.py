@@ -1,11 +1,8 @@
 """The setting at which an engine sustains the most under the search's criteria, found by
 searching (``stagebench capacity --tune``), beside its capacity at the latency settings.
 
-An engine's settings class marks the settings that trade latency for throughput with
-their candidate values, from the latency end to the throughput end
-(``metadata["tune"]``: Flink's buffer timeout, Kafka Streams' cache, Spark's trigger
-interval). The **latency** profile is every such setting at its first candidate (the
-defaults), the **throughput** profile at its last.
+The candidates are the engine's settings that trade latency for throughput
+(:mod:`stagebench.config.profiles`).
 
 The search (:func:`tune`), within a budget: a capacity search at the setting the user
 gave; then, one candidate at a time (the throughput profile first, then each setting's
@@ -15,33 +12,15 @@ that rate up), and it becomes the best when its capacity is higher. A candidate 
 probe unless it beats the best, not a whole search: the grid is never walked blindly.
 """
 
-import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from stagebench.capacity.result import CapacityResult
-
-TUNE: Final = "tune"
-"""The metadata key of a setting's candidate values, latency end first."""
+from stagebench.config.profiles import profile
 
 Setting = dict[str, Any]
 """Tuned setting → its value."""
-
-
-def knobs(settings_class: type | None) -> dict[str, tuple[Any, ...]]:
-    """The settings of an engine's settings class that trade latency for throughput, each
-    with its candidates (latency end first); {} for an engine without any."""
-    if settings_class is None or not dataclasses.is_dataclass(settings_class):
-        return {}
-    return {f.name: tuple(f.metadata[TUNE]) for f in dataclasses.fields(settings_class)
-            if TUNE in f.metadata}  # fmt: skip
-
-
-def profile(found: Mapping[str, tuple[Any, ...]], name: str) -> Setting:
-    """The ``latency`` profile (every candidate list's first) or the ``throughput`` one
-    (its last)."""
-    return {key: values[0 if name == "latency" else -1] for key, values in found.items()}
 
 
 def candidates(found: Mapping[str, tuple[Any, ...]], best: Setting) -> Iterator[Setting]:

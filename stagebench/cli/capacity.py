@@ -258,7 +258,8 @@ def tuned_searches(
     (:func:`stagebench.capacity.tune.tune`), the best last, with one line saying it."""
     from stagebench.capacity.measure import challenge, one_search
     from stagebench.capacity.table import headline
-    from stagebench.capacity.tune import knobs, profile, score, tune
+    from stagebench.capacity.tune import score, tune
+    from stagebench.config.profiles import knobs, profile
     from stagebench.history.index import record_or_warn
 
     engine = chosen(base.engine, name)

@@ -25,6 +25,7 @@ from ground import files
 from ground.config import as_dict, check_types, fits, from_mapping
 from ground.errors import ConfigError
 from publisher.config import PublisherConfig
+from stagebench.config import profiles
 from stagebench.config.settings import RunConfig
 
 DEFAULT = "default"
@@ -130,6 +131,7 @@ def load(path: Path | None, overrides: dict[str, dict[str, Any]]) -> Settings:
                     given = f"{sources[section][key]}, {source}"
                 values[section][key] = value
                 sources[section][key] = given
+    profiles.apply(values["run"].get("profile", "latency"), classes, values, sources)
     for section, cls in classes.items():
         check_types(cls, values[section], section)
         if section.startswith(f"{ENGINE_TABLE}.") and values[section]:

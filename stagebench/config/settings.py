@@ -5,6 +5,7 @@ A file's and the command line's values are layered over the defaults in
 """
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from engines.base import IMPLS, Engine, Impl
 from engines.registry import NAMES as ENGINES
@@ -98,6 +99,16 @@ class RunConfig:
             f"medians of {SETTLE_WINDOWS} windows in a row must agree within [evaluator] "
             "steady_tolerance (evaluator.steady.is_settled); a run whose longest warm-up "
             "is shorter than those windows warns that it could not settle"
+        },
+    )
+    profile: Literal["latency", "throughput"] = field(
+        default="latency",
+        metadata={
+            "help": "the engine's settings that trade latency for throughput: latency (its "
+            "defaults) or throughput (Flink's buffer timeout and linger, Kafka Streams' "
+            "linger, cache and commit interval, Spark's trigger interval at their throughput "
+            "end: docs/capacity.md#the-best-setting); a setting given explicitly wins",
+            "choices": ("latency", "throughput"),
         },
     )
     application: str = field(
