@@ -2,7 +2,7 @@
 stage's parameters, and the engine's own settings.
 
 Every latency-relevant setting is an explicit field, here or in the engine's settings
-(:class:`Settings`), so that a result carries exactly what produced it.
+(:class:`EngineSettings`), so that a result carries exactly what produced it.
 """
 
 import dataclasses
@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from engines import registry
-from engines.base import PROCESSING_TIME, Impl
+from engines.base import Impl
 from ground.config import from_mapping, require
 from ground.errors import ConfigError
+from ground.stages import PROCESSING_TIME
 
 IDLE_PROGRESS_MS = 200
 """How often an idle query reports (``spark.sql.streaming.noDataProgressEventInterval``),
@@ -21,7 +22,7 @@ and the floor with it: the runner sees a job drained after two empty reports
 
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class EngineSettings:
     """An engine's own settings, the table ``[engine.<name>]`` of a configuration file: a
     frozen dataclass of this base whose fields are the table's keys, each with ``help``
     in its metadata (``option: True`` makes it an option of run, suite and capacity too),
@@ -113,8 +114,8 @@ class PipelineConfig:
     lookback_long_ms: int = dataclasses.field(
         default=2000, metadata={"help": "long-term change lookback"}
     )
-    settings: Settings | None = None
-    """The engine's own settings (``[engine.<name>]``, :class:`engines.base.Settings`): its
+    settings: EngineSettings | None = None
+    """The engine's own settings (``[engine.<name>]``, :class:`EngineSettings`): its
     settings class's, built here from a mapping (the table, pipeline.json); None for an
     engine without any."""
 
@@ -122,11 +123,11 @@ class PipelineConfig:
         found = registry.chosen(self.engine, self.stage)
         found.check(self.stage, self.impl, self.trigger)
         given: object = self.settings
-        built: Settings | None = None
+        built: EngineSettings | None = None
         if found.settings is None and given:
             raise ConfigError(f"{found.title} has no settings of its own, got {given!r}")
         if found.settings is not None:
-            if isinstance(given, Settings) and isinstance(given, found.settings):
+            if isinstance(given, EngineSettings) and isinstance(given, found.settings):
                 built = given
             elif given is None or isinstance(given, Mapping):
                 built = from_mapping(found.settings, given or {}, f"engine.{found.name}")

@@ -24,7 +24,7 @@ from ground.errors import ConfigError, StagebenchError
 
 log = logging.getLogger(__name__)
 
-Job = Callable[[PipelineConfig, Path, float | None, threading.Event, bool], int]
+JobFunction = Callable[[PipelineConfig, Path, float | None, threading.Event, bool], int]
 """``job(config, run_dir, max_seconds, stop, resume)``: runs until ``stop`` or
 ``max_seconds``; ``resume`` continues from the checkpoint of an earlier job of the run."""
 
@@ -61,7 +61,7 @@ def stop_event(parent_watch: bool = False) -> threading.Event:
     return stop
 
 
-def main(job: Job, prog: str, description: str, argv: list[str] | None = None) -> int:
+def main(job: JobFunction, prog: str, description: str, argv: list[str] | None = None) -> int:
     """The command line of a job process: ``--config pipeline.json [--run-dir DIR] …``."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--config", type=Path, required=True, help="pipeline.json (required)")

@@ -1,4 +1,5 @@
-"""Every environment variable stagebench reads, in one place."""
+"""Every environment variable stagebench reads, in one place; an engine names its own
+(:attr:`engines.base.Engine.environment`)."""
 
 BOOTSTRAP = "STAGEBENCH_BOOTSTRAP"
 """Bootstrap servers of an existing Kafka; overrides the embedded broker."""
@@ -21,9 +22,6 @@ run takes (:mod:`ground.kafka.client`)."""
 JAVA_HOME = "JAVA_HOME"
 """Java runtime used for the broker (default: ``java`` on PATH)."""
 
-SPARK_KAFKA_VERSION = "STAGEBENCH_SPARK_KAFKA_VERSION"
-"""Release of spark-sql-kafka-0-10 to use (default: the installed Spark's if published)."""
-
 TEST_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
 """Test fixtures use this Kafka instead of starting one."""
 
@@ -36,7 +34,3 @@ TEST_DOCKER = "STAGEBENCH_TEST_DOCKER"
 TEST_BROWSER = "STAGEBENCH_TEST_BROWSER"
 """``required``: a test marked ``browser`` fails, not skips, where Chromium or its driver is
 missing."""
-
-SPARK_LOCAL_IP = "SPARK_LOCAL_IP"
-"""Spark's own: the address a local master's driver binds to; stagebench sets it to the
-loopback address when unset (:mod:`engines.spark.session`)."""

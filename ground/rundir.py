@@ -3,7 +3,7 @@ runs a suite lists are.
 
 A run directory ``results/<UTC time>-<stage>-<run id>/`` is written by three
 hands: the bench (configuration, status, resources, the publisher's summary),
-the Spark job (its configuration, progress and readiness) and the evaluator
+the engine's job (its configuration, progress and readiness) and the evaluator
 (summary, latencies, report). Each file is written once and never overwritten.
 """
 
@@ -27,28 +27,28 @@ RESOURCES: Final = "resources.csv"
 RUN: Final = "run.json"
 """What the evaluator needs to know about the run (topics, stage, period marks)."""
 CHECKPOINT: Final = "checkpoint"
-"""Spark's checkpoint directory (unless the run names another root)."""
+"""The job's checkpoints and state (unless the run names another root)."""
 
-# the Spark job's
+# the engine's job's
 PIPELINE: Final = "pipeline.json"
-"""The pipeline's configuration: the bench writes it, the Spark job reads it."""
+"""The pipeline's configuration: the bench writes it, the engine's job reads it."""
 PIPELINE_LOG: Final = "pipeline.log"
 READY: Final = "pipeline.ready"
 """Created by the job once its query runs and its source is initialised."""
 PROGRESS: Final = "engine_progress.jsonl"
-"""Spark's StreamingQueryListener events, one JSON object a line."""
+"""The job's progress events, one JSON object a line (:mod:`engines.base`)."""
 STOPPED: Final = "pipeline.stopped"
-"""Created by a shared application (:mod:`engines.spark.server`) once it has stopped the
-run's query."""
+"""Created by a shared session (:attr:`engines.base.Engine.session`) once it has stopped
+the run's query."""
 FAILED: Final = "pipeline.failed"
 """The error of a run's query that failed in a shared application."""
 
-# a shared Spark application's directory (a suite's ``application/``)
+# a shared session's directory (a suite's ``application/``: Spark's application)
 APPLICATION: Final = "application"
 APPLICATION_CONF: Final = "application.json"
 APPLICATION_LOG: Final = "application.log"
 APPLICATION_READY: Final = "application.ready"
-"""Created by the application, holding its id, once its Spark session runs."""
+"""Created by the session, holding its id, once it runs."""
 
 # the evaluator's
 SUMMARY: Final = "summary.json"

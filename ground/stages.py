@@ -18,6 +18,11 @@ from typing import Final
 from ground import contract as c
 from ground.errors import ConfigError
 
+PROCESSING_TIME: Final = "processing-time"
+"""The execution mode every engine has (its own loop or micro-batches), and the one a run
+takes unless its engine is told another: a run in another mode is a variant of its stage
+of its own (``builtin@MODE`` in a table)."""
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -67,7 +72,7 @@ LADDER: Final[tuple[Stage, ...]] = (
     Stage("tumbling", "1 s tumbling window per location: flow sum, mean speed, lanes",
           raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="join"),
     Stage("tumbling-union", "the tumbling window aggregated over the union of speed and "
-          "flow, without the join, written at every update (real-time mode can run it)",
+          "flow, without the join, written at every update (a mode that cannot join can run it)",
           raw=False, stateful=True, window=True, identity=_WINDOW_ID, builds_on="parse",
           updates=True, variant_of="tumbling"),
     Stage("sliding", "sliding window over the tumbling output: relative changes",

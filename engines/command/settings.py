@@ -3,7 +3,7 @@ told, and how long it is given to stop."""
 
 from dataclasses import dataclass, field
 
-from engines.config import PipelineConfig, Settings
+from engines.config import EngineSettings, PipelineConfig
 from ground.config import require
 from ground.errors import ConfigError
 
@@ -11,7 +11,7 @@ READY = ("first-output", "file")
 
 
 @dataclass(frozen=True)
-class CommandSettings(Settings):
+class CommandSettings(EngineSettings):
     """``[engine.command]``: your job, run as a command (docs/own-pipeline.md)."""
 
     job: str = field(

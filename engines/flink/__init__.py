@@ -45,7 +45,7 @@ ENGINE = Engine(
     },
     job="engines.flink.job",
     warms_up=True,
-    faults=("engine-restart",),
+    restarts=True,
     settings=FlinkSettings,
     versions=_versions,
     install=_install,

@@ -9,7 +9,7 @@ tables' options.
 
 from dataclasses import dataclass, field
 
-from engines.config import IDLE_PROGRESS_MS, PipelineConfig, Settings
+from engines.config import IDLE_PROGRESS_MS, EngineSettings, PipelineConfig
 from ground.config import require
 from ground.kafka import MAX_MESSAGE_BYTES, client
 from ground.kafka.ports import LOOPBACK
@@ -25,7 +25,7 @@ loopback interface only (Flink's default: every interface)."""
 
 
 @dataclass(frozen=True)
-class FlinkSettings(Settings):
+class FlinkSettings(EngineSettings):
     """``[engine.flink]``: how Flink runs a stage."""
 
     linger_ms: int = field(

@@ -3,7 +3,7 @@ round trip every engine's ingest pays too (:mod:`engines.floor.loop`)."""
 
 from engines.base import Engine, Support
 
-ENGINE = Engine(
+ENGINE: Engine[None] = Engine(
     name="floor",
     title="the floor",
     stages={"floor": Support()},

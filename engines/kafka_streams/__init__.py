@@ -7,7 +7,8 @@ JVM and stops it; ``settings`` is the table ``[engine.kafka-streams]`` and the K
 properties it makes. Importing this package starts no JVM.
 """
 
-from engines.base import Engine, Support
+from engines.base import Engine, PartLoss, Support
+from engines.kafka_streams.instances import pick_instance
 from engines.kafka_streams.settings import KafkaStreamsSettings
 
 
@@ -38,7 +39,8 @@ ENGINE = Engine(
     },
     job="engines.kafka_streams.job",
     warms_up=True,
-    faults=("engine-restart", "instance-loss"),
+    restarts=True,
+    losses=(PartLoss("instance-loss", "instance", pick_instance, partial=True),),
     settings=KafkaStreamsSettings,
     versions=_versions,
     install=_install,

@@ -9,7 +9,7 @@ turns them into the properties the job's ``KafkaStreams`` client gets.
 from dataclasses import dataclass, field
 from typing import Literal
 
-from engines.config import PipelineConfig, Settings
+from engines.config import EngineSettings, PipelineConfig
 from ground.config import require
 from ground.errors import ConfigError
 from ground.kafka import MAX_MESSAGE_BYTES, client
@@ -29,7 +29,7 @@ LOST_INSTANCE_MS = 6000
 
 
 @dataclass(frozen=True)
-class KafkaStreamsSettings(Settings):
+class KafkaStreamsSettings(EngineSettings):
     """``[engine.kafka-streams]``: how Kafka Streams runs a stage."""
 
     producer_linger_ms: int = field(

@@ -14,8 +14,11 @@ resolved by ``ivy`` (PySpark's own Ivy, found among the jars PySpark ships:
 
 from importlib.metadata import version
 
-from engines.base import PROCESSING_TIME, Engine, Support
+from engines.base import Engine, PartLoss, Support
+from engines.spark.envvars import ENVIRONMENT
+from engines.spark.executors import pick_executor
 from engines.spark.settings import REAL_TIME, SparkSettings
+from ground.stages import PROCESSING_TIME
 
 _BOTH = (PROCESSING_TIME, REAL_TIME)
 
@@ -50,7 +53,10 @@ ENGINE = Engine(
     },
     job="engines.spark.job",
     warms_up=True,
-    faults=("engine-restart", "worker-loss"),
+    restarts=True,
+    losses=(PartLoss("worker-loss", "executor", pick_executor, sampled=False),),
+    drain_pause_s={REAL_TIME: 5.0},  # progress only at its checkpoint interval
+    environment=ENVIRONMENT,
     session="engines.spark.server",
     settings=SparkSettings,
     versions=_versions,

@@ -21,9 +21,9 @@ import pyspark
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from engines.spark import ivy, pyspark_jars
+from engines.spark import envvars, ivy, pyspark_jars
 from engines.spark.local_file_system import on_class_path
-from ground import envvars, files, paths
+from ground import files, paths
 from ground.errors import EngineError, ResolveError
 from ground.jvm.java import java_executable
 from ground.kafka.ports import LOOPBACK

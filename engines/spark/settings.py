@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from engines.config import IDLE_PROGRESS_MS, PipelineConfig, Settings
+from engines.config import IDLE_PROGRESS_MS, EngineSettings, PipelineConfig
 from ground.config import require
 from ground.errors import ConfigError
 from ground.stages import stage
@@ -50,7 +50,7 @@ two ("Multiple garbage collectors selected"), so that choice stands alone."""
 
 
 @dataclass(frozen=True)
-class SparkSettings(Settings):
+class SparkSettings(EngineSettings):
     """``[engine.spark]``: how Spark runs a stage."""
 
     master: str = field(

@@ -14,7 +14,7 @@ from evaluator.recovery import section as recovery
 from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
-from ground.stages import STAGES
+from ground.stages import PROCESSING_TIME, STAGES
 
 if TYPE_CHECKING:
     from evaluator.result import Summary
@@ -73,13 +73,11 @@ def run_row(run_dir: Path, summary: "Summary | None" = None) -> dict[str, Any]:
     return row
 
 
-REAL_TIME = "real-time"
-
-
 def variant(impl: str, trigger: str | None) -> str:
-    """A row's implementation: ``builtin``, ``custom``, or ``builtin@real-time`` for a
-    run in Spark's real-time mode, which a table keeps apart from micro-batch runs."""
-    return f"{impl}@{REAL_TIME}" if trigger == REAL_TIME else impl
+    """A row's implementation: ``builtin``, ``custom``, or ``builtin@MODE`` for a run in
+    an execution mode other than every engine's (``builtin@real-time``: Spark's real-time
+    mode), which a table keeps apart from the runs in that one."""
+    return f"{impl}@{trigger}" if trigger not in (None, PROCESSING_TIME) else impl
 
 
 def trigger(summary: "Summary") -> str | None:

@@ -8,7 +8,6 @@ import argparse
 import time
 
 from engines import registry
-from engines.registry import NAMES
 from ground.errors import EngineError
 from ground.kafka import client
 from ground.kafka.naming import new_run_id
@@ -29,8 +28,8 @@ def add(sub: Subparsers) -> None:
     parser.add_argument("--master", default="local[2]", help="Spark master (default: %(default)s)")
     parser.add_argument(
         "--engine",
-        default="spark",
-        choices=[name for name in NAMES if registry.engine(name).smoke],
+        default=registry.smoke_default(),
+        choices=[found.name for found in registry.engines() if found.smoke],
         help="the engine that reads the records back (default: %(default)s)",
     )
     parser.set_defaults(handler=run)

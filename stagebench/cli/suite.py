@@ -5,13 +5,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from engines.registry import NAMES, engine_for
+from engines.registry import NAMES, engine_for, triggers
 from ground.config import from_mapping
 from ground.errors import ConfigError
-from ground.stages import MAIN_LINE, STAGES
+from ground.stages import MAIN_LINE, PROCESSING_TIME, STAGES
 from stagebench.cli.options import run_overrides
 from stagebench.cli.shared import WIDE, Subparsers, add_run_arguments, flag, say_what_stays_running
-from stagebench.config.faults import ENGINE_FAULTS
+from stagebench.config.faults import BROKER_FAULTS
 from stagebench.config.layers import load
 from stagebench.config.roles import validate
 from stagebench.config.settings import RunConfig
@@ -31,11 +31,12 @@ def add(sub: Subparsers) -> None:
         "--stages",
         default=",".join(MAIN_LINE),
         help="comma-separated stages (any order: each round draws its own), each "
-        "[ENGINE:]STAGE[/IMPL][@real-time]: ENGINE: names the engine that runs it (default: "
-        "--engine), /custom runs a window's custom implementation beside others, @real-time "
-        "a stage in Spark's real-time mode beside the others' trigger, e.g. "
+        "[ENGINE:]STAGE[/IMPL][@MODE]: ENGINE: names the engine that runs it (default: "
+        "--engine), /custom runs a window's custom implementation beside others, @MODE "
+        "a stage in another execution mode of its engine beside the others' trigger, e.g. "
         "tumbling,tumbling/custom,tumbling-union,spark:tumbling-union@real-time "
-        f"(stages: {', '.join(STAGES)}; engines: {', '.join(NAMES)}; default: %(default)s)",
+        f"(stages: {', '.join(STAGES)}; engines: {', '.join(NAMES)}; modes: "
+        f"{', '.join(triggers())}; default: %(default)s)",
     )
     parser.add_argument(
         "--repeat",
@@ -106,12 +107,14 @@ def run(args: argparse.Namespace) -> int:
     base = from_mapping(RunConfig, settings.section("run"), "run")
     stages_impl = entries(args.stages, base.impl, base.engine)
     if not args.no_floor and "floor" not in (parts(key)[1] for key, _ in stages_impl):
-        if base.fault in ENGINE_FAULTS and base.fault not in engine_for("floor").faults:
+        floor = engine_for("floor")
+        if base.fault not in (None, *BROKER_FAULTS, *floor.faults):
             print(f"the floor is left out: it cannot take {base.fault}", file=sys.stderr)
-        else:  # so that ingest's increment is measured over Kafka's own; no Spark job,
-            # so never in real-time mode, whatever [pipeline] trigger the others take
-            real_time = settings.section("pipeline").get("trigger") == "real-time"
-            stages_impl.insert(0, ("floor@processing-time" if real_time else "floor", "builtin"))
+        else:  # so that ingest's increment is measured over Kafka's own, in the one
+            # mode the floor has, whatever [pipeline] trigger the others take
+            trigger = settings.section("pipeline").get("trigger", PROCESSING_TIME)
+            other = trigger not in floor.triggers("floor")
+            stages_impl.insert(0, (f"floor@{PROCESSING_TIME}" if other else "floor", "builtin"))
     for entry in stages_impl:  # every run's settings, before the first run starts
         validate(*entry_run(base, settings, entry))
     suite = run_suite(

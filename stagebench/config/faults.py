@@ -5,11 +5,11 @@
   on its own data. Producers and the job's Kafka clients retry meanwhile.
 - ``engine-restart``: the job's whole process group is killed (SIGKILL)
   and the job started again from its checkpoint, as a supervisor would.
-- ``worker-loss``: one executor JVM of a standalone cluster is killed (SIGKILL);
-  the master starts another and Spark reruns the lost tasks.
-- ``instance-loss``: one engine process of a job of several (the newest child of the
-  job process: a Kafka Streams instance of ``--instances``) is killed (SIGKILL); the
-  others take over its tasks (a rebalance).
+- a fault of a part of the job, which its engine names and whose process it picks
+  (:class:`engines.base.PartLoss`): that process is killed (SIGKILL) while the rest runs
+  on (Spark's ``worker-loss``: an executor of a standalone cluster, which the master
+  replaces; Kafka Streams' ``instance-loss``: one instance of ``--instances``, whose
+  tasks the others take over).
 
 The run decides when (``fault_at_s`` into the measured period) and records the
 window each fault leaves in broker time, from which the evaluator measures the
@@ -18,20 +18,27 @@ recovery; :mod:`stagebench.run.faults` does the stopping and killing.
 
 from typing import Final
 
-FAULTS: Final = (
-    "broker-restart", "broker-kill", "engine-restart", "worker-loss", "instance-loss",
-)  # fmt: skip
+from engines import registry
+from engines.base import Engine
+
 BROKER_FAULTS: Final = ("broker-restart", "broker-kill")
-ENGINE_FAULTS: Final = ("engine-restart", "worker-loss", "instance-loss")
-"""Faults of an engine's job, which the floor (a plain Kafka loop) cannot have."""
-PARTIAL_FAULTS: Final = ("instance-loss",)
-"""Faults of a part of the job while the rest writes on (evaluator.recovery.windows.Window)."""
+FAULTS: Final = BROKER_FAULTS + registry.faults()
+"""Every fault: the broker's, then those of an engine's own processes, which the floor
+(a plain Kafka loop) cannot have."""
 
 
-def process(kind: str) -> str | None:
-    """The process group a fault stops or kills and starts again, as the run's resource
-    sampler names it; None for ``worker-loss``, whose executor is no process the sampler
-    watches (the cluster's worker starts it)."""
+def process(kind: str, engine: Engine) -> str | None:
+    """The process group a fault of a run on ``engine`` stops or kills and starts again,
+    as the run's resource sampler names it; None for a lost part the sampler does not
+    watch (Spark's executor, which the cluster's worker starts)."""
     if kind in BROKER_FAULTS:
         return "broker"
-    return "engine" if kind in ("engine-restart", "instance-loss") else None
+    loss = engine.loss(kind)
+    return "engine" if loss is None or loss.sampled else None
+
+
+def partial(kind: str, engine: Engine) -> bool:
+    """The fault stops a part of the job while the rest writes on
+    (:class:`evaluator.recovery.windows.Window`)."""
+    loss = engine.loss(kind)
+    return loss is not None and loss.partial

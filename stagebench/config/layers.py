@@ -3,7 +3,7 @@
 :class:`RunConfig` is the ``[run]`` table: what to run and for how long. A TOML
 file (``--config``) has one table per concern: ``[run]``,
 ``[publisher]``, ``[pipeline]``, ``[evaluator]``, and ``[engine.<name>]`` for each
-engine's own settings (:class:`engines.config.Settings`), whose keys are the fields of
+engine's own settings (:class:`engines.config.EngineSettings`), whose keys are the fields of
 the concern's configuration class. Unknown tables and keys are errors. Keys
 that a run decides itself (topics, run id, …) or that ``[run]`` owns (rate,
 duration, stage, …) are refused in the other tables, so every setting has

@@ -7,6 +7,7 @@ A file's and the command line's values are layered over the defaults in
 from dataclasses import dataclass, field
 from typing import Literal
 
+from engines import registry
 from engines.base import IMPLS, Engine, Impl
 from engines.registry import NAMES as ENGINES
 from engines.registry import chosen
@@ -15,7 +16,7 @@ from ground.config import require
 from ground.stages import STAGES, stage
 from publisher.config import PublisherConfig
 from publisher.workload import NAMES, workload
-from stagebench.config.faults import ENGINE_FAULTS, FAULTS
+from stagebench.config.faults import BROKER_FAULTS, FAULTS
 
 APPLICATIONS = ("shared", "per-run")
 
@@ -275,9 +276,10 @@ class RunConfig:
         require(self.drain_timeout_s > 0 and self.ready_timeout_s > 0, "timeouts must be > 0")
         require(self.partitions >= 1, "partitions must be >= 1")
         require(self.replication is None or self.replication >= 1, "replication must be >= 1")
+        faults = BROKER_FAULTS + registry.faults()
         require(
-            self.fault is None or self.fault in FAULTS,
-            f"fault must be one of {', '.join(FAULTS)}: {self.fault!r}",
+            self.fault is None or self.fault in faults,
+            f"fault must be one of {', '.join(faults)}: {self.fault!r}",
         )
         require(
             self.fault is None or 0 <= self.fault_at_s < self.duration_s,
@@ -285,7 +287,7 @@ class RunConfig:
         )
         require(self.fault_down_s > 0, "fault_down_s must be > 0")
         require(
-            self.fault not in ENGINE_FAULTS or self.fault in self.runs_on().faults,
+            self.fault in (None, *BROKER_FAULTS) or self.fault in self.runs_on().faults,
             f"{self.fault} is a fault of an engine's job, and {self.runs_on().title} "
             f"takes none of that kind (it takes: {', '.join(self.runs_on().faults) or 'none'})",
         )

@@ -1,6 +1,7 @@
 """Injecting the faults of :mod:`stagebench.config.faults` into a run's measured period: one
-action per fault (:data:`ACTIONS`: stopping the broker, killing the job or one executor),
-and the window each leaves in broker time, from which the evaluator measures recovery."""
+action per fault (:data:`ACTIONS`: stopping the broker, killing the job; the process of a
+part of the job its engine picks, :class:`engines.base.PartLoss`), and the window each
+leaves in broker time, from which the evaluator measures recovery."""
 
 import logging
 import signal
@@ -12,9 +13,9 @@ from typing import Any, Final
 import psutil
 
 from evaluator.recovery.windows import Window
-from ground.errors import ConfigError, EngineError
+from ground.errors import ConfigError
 from ground.kafka.broker import EmbeddedBroker
-from stagebench.config.faults import BROKER_FAULTS, PARTIAL_FAULTS, process
+from stagebench.config.faults import BROKER_FAULTS, partial, process
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.run.broker_clock import BrokerClock
@@ -23,7 +24,6 @@ from stagebench.run.job import Job
 
 log = logging.getLogger(__name__)
 
-EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 FAULT_END_MARK_ATTEMPTS = 15
 """After a fault the publisher reconnects with librdkafka's backoff (up to 10 s)."""
 
@@ -63,12 +63,13 @@ class FaultInjector:
     def inject(self) -> None:
         """Inject the run's fault and record its window in broker time: from the last
         input appended before it to the first appended after the system is back (the
-        broker answers again, the job runs again; instantly for a lost executor)."""
+        broker answers again, the job runs again; instantly for a lost part of it)."""
         kind = self.run.fault
         assert kind is not None, "inject() is for a fault run"
         start_ms = self.clock.mark(f"start of the {kind}")
         began = time.monotonic()
-        outcome = ACTIONS[kind](self)
+        action = ACTIONS.get(kind)
+        outcome = action(self) if action is not None else self.lose(kind)
         back_after_ms = start_ms if outcome.down_ms is None else max(start_ms, outcome.down_ms)
         end_ms = self.clock.mark(
             f"end of the {kind}", after_ms=back_after_ms, attempts=FAULT_END_MARK_ATTEMPTS
@@ -80,11 +81,12 @@ class FaultInjector:
 
     def windows(self) -> list[Window]:
         """The faults' windows in broker time, as the evaluator judges their recovery."""
-        kinds = [f["kind"] for f in self.faults]
+        engine = self.engine.engine
         return [
-            Window(kind, f["start_ms"], f["end_ms"], process(kind), kind in PARTIAL_FAULTS)
-            for kind, f in zip(kinds, self.faults, strict=True)
-        ]
+            Window(f["kind"], f["start_ms"], f["end_ms"], process(f["kind"], engine),
+                   partial(f["kind"], engine))
+            for f in self.faults
+        ]  # fmt: skip
 
     def restart_broker(self, kill: bool) -> Outcome:
         """Stop the embedded broker for ``fault_down_s``, then start it on its data; down
@@ -117,29 +119,25 @@ class FaultInjector:
             self.engine.start(self.run.ready_timeout_s, self.health.check, update, True)
         return Outcome()
 
-    def lose_worker(self) -> Outcome:
-        """Kill one executor; the master starts another."""
-        app = self.engine.app_id or ""
-        pid = kill_one_executor(app)
-        self.console.step(f"fault: killed executor {pid} of {app}")
-        return Outcome(detail={"executor_pid": pid})
-
-    def lose_instance(self) -> Outcome:
-        """Kill the newest engine process of the job (one instance of several); the job
-        starts it again."""
-        pid = kill_newest_child(self.engine.pid)
-        self.console.step(f"fault: killed engine instance {pid} (SIGKILL)")
-        return Outcome(detail={"instance_pid": pid})
+    def lose(self, kind: str) -> Outcome:
+        """Kill the process of a part of the job its engine picks for the fault ``kind``
+        (:class:`engines.base.PartLoss`); the job replaces it."""
+        loss = self.engine.engine.loss(kind)
+        assert loss is not None, f"{kind} is no fault of a part of the run's job"
+        pid = loss.pick(self.engine.pid, self.engine.ready_text)
+        psutil.Process(pid).send_signal(signal.SIGKILL)
+        log.info("%s: killed %s %d of the job %s", loss.name, loss.part, pid, self.engine.pid)
+        self.console.step(f"fault: killed {loss.part} {pid} (SIGKILL)")
+        return Outcome(detail={f"{loss.part}_pid": pid})
 
 
 ACTIONS: Final[dict[str, Callable[[FaultInjector], Outcome]]] = {
     "broker-restart": lambda injector: injector.restart_broker(kill=False),
     "broker-kill": lambda injector: injector.restart_broker(kill=True),
     "engine-restart": FaultInjector.restart_engine,
-    "worker-loss": FaultInjector.lose_worker,
-    "instance-loss": FaultInjector.lose_instance,
 }
-"""What each fault of :data:`stagebench.config.faults.FAULTS` does."""
+"""What each fault of the broker and of a whole job does (a fault of a part of the job
+is its engine's :class:`engines.base.PartLoss`)."""
 
 
 def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:
@@ -161,40 +159,3 @@ def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:
             "that would move the partition leaders: use a single embedded broker"
         )
     return broker
-
-
-def kill_newest_child(pid: int | None) -> int:
-    """SIGKILL the newest child of process ``pid``; its pid. EngineError when it has none."""
-    try:
-        children = psutil.Process(pid).children() if pid is not None else []
-    except psutil.NoSuchProcess:
-        children = []
-    if not children:
-        raise EngineError(f"instance-loss: the job (pid {pid}) runs no engine process")
-    newest = max(children, key=lambda child: child.create_time())
-    newest.send_signal(signal.SIGKILL)
-    log.info("instance-loss: killed %d, a child of the job %s", newest.pid, pid)
-    return newest.pid
-
-
-def executor_pids(app_id: str) -> list[int]:
-    """Executor JVMs of Spark application ``app_id`` on this machine."""
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline = proc.info["cmdline"] or []
-        if EXECUTOR_CLASS in cmdline and app_id in cmdline:
-            found.append(proc.pid)
-    return sorted(found)
-
-
-def kill_one_executor(app_id: str) -> int:
-    """SIGKILL one executor of ``app_id``; its pid. EngineError when it has none here."""
-    pids = executor_pids(app_id)
-    if not pids:
-        raise EngineError(
-            f"worker-loss: no executor of application {app_id} runs on this machine "
-            "(it needs a standalone master whose workers run here)"
-        )
-    psutil.Process(pids[0]).send_signal(signal.SIGKILL)
-    log.info("worker-loss: killed executor %d of %s", pids[0], app_id)
-    return pids[0]

@@ -33,9 +33,6 @@ POLL_S = 0.5
 QUERY_STOP_S = 60.0
 """The least wait for a query in a shared application to stop before the application
 is stopped with it."""
-REAL_TIME_DRAIN_S = 5.0
-"""Real-time mode reports progress only at its checkpoint interval; its latency is
-milliseconds, so a short pause lets the last records through."""
 
 
 def write_pipeline_config(run_dir: Path, config: PipelineConfig) -> Path:
@@ -68,8 +65,8 @@ class Job:
         return self.proc.pid if self.proc else None
 
     @property
-    def app_id(self) -> str | None:
-        """The Spark application id of the running job (its ready file holds it)."""
+    def ready_text(self) -> str | None:
+        """What the running job's ready file holds (Spark: its application id)."""
         ready = self.dir / rundir.READY
         return (ready.read_text().strip() or None) if ready.exists() else None
 
@@ -158,9 +155,11 @@ class Job:
             )
 
     def drain(self, timeout_s: float, health: Callable[[], None]) -> bool:
-        """Wait until the job has processed everything: two empty batches in a row."""
-        if self.config.trigger == "real-time":
-            time.sleep(REAL_TIME_DRAIN_S)
+        """Wait until the job has processed everything: two empty batches in a row, or
+        the pause its engine asks for in a mode whose progress does not tell."""
+        pause_s = self.engine.drain_pause_s.get(self.config.trigger)
+        if pause_s is not None:
+            time.sleep(pause_s)
             return True
         since_ms = int(time.time() * 1000)
         deadline = time.monotonic() + timeout_s

@@ -193,33 +193,35 @@ class Warmth:
     warmed_up: dict[str, Any] | None
     """What warmed up the JIT and the broker before the run; None outside a suite or
     search with a shared application."""
-    spark: bool
-    """Whether the run's stage is a Spark job (the floor is not)."""
+    session: bool
+    """Whether the run's engine has a session a suite's runs can share (Spark's
+    application; the floor has none)."""
 
     @classmethod
     def of(cls, run: RunConfig, pipeline: PipelineConfig, app: Application | None) -> "Warmth":
-        """A Spark run without a fault uses ``app`` if it still runs (else it went with
-        a query that would not stop) and takes the run's settings."""
-        spark = run.runs_on().session is not None
-        usable = spark and app is not None and app.running and not run.fault
+        """A run without a fault on an engine with a session uses ``app`` if it still
+        runs (else it went with a query that would not stop) and takes the run's
+        settings."""
+        session = run.runs_on().session is not None
+        usable = session and app is not None and app.running and not run.fault
         return cls(
             app if usable and app is not None and app.accepts(pipeline) else None,
             app.warmed_up if app is not None else None,
-            spark,
+            session,
         )
 
     def settling(self, run: RunConfig) -> tuple[float, float]:
         """The shortest warm-up and the settle window: in a warmed-up application (and
         for the floor after it) the JIT has compiled what the run runs, so what is left
         to settle is the query's own start: short windows and no minimum."""
-        if self.warmed_up is not None and (self.application is not None or not self.spark):
+        if self.warmed_up is not None and (self.application is not None or not self.session):
             return 0.0, run.warm_settle_window_s
         return run.shortest_warmup_s, run.settle_window_s
 
     def record(self, warm_up_began: float) -> dict[str, Any]:
         """The warm-up record's ``application``: the shared application the run's query
         ran in (its age when the warm-up began, what warmed it up); for a suite's run
-        with a job of its own (the floor, a fault, real-time mode, other Spark settings)
+        with a job of its own (the floor, a fault, another execution mode, other settings)
         what warmed up that application and the broker before it; nothing outside a
         suite with one."""
         if self.application is not None:

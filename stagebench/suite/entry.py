@@ -9,8 +9,9 @@ the engine that runs the stage (``spark:join``), a window's implementation
 
 from dataclasses import replace
 
+from engines import registry
 from engines.base import Impl, impl_named
-from engines.registry import NAMES, chosen, triggers
+from engines.registry import chosen, triggers
 from ground.errors import ConfigError
 from ground.stages import STAGES
 from stagebench.config.layers import Settings
@@ -57,8 +58,9 @@ def entries(text: str, default_impl: str, engine_name: str = "") -> list[Entry]:
     out: list[Entry] = []
     for entry in (s.strip() for s in text.split(",") if s.strip()):
         named, rest = split_engine(entry)
-        if named is not None and named not in NAMES:
-            raise ConfigError(f"{entry}: unknown engine {named!r} (engines: {', '.join(NAMES)})")
+        if named is not None and named not in registry.NAMES:
+            known = ", ".join(registry.NAMES)
+            raise ConfigError(f"{entry}: unknown engine {named!r} (engines: {known})")
         head, trigger = split_trigger(rest)
         name, _, impl = head.partition("/")
         if entry.endswith("@"):

@@ -10,7 +10,7 @@ import pytest
 
 from engines import registry
 from engines.base import Engine, Support
-from engines.config import Settings
+from engines.config import EngineSettings
 from ground.errors import ConfigError
 from ground.stages import LADDER, STAGES, chain
 
@@ -107,7 +107,7 @@ def test_an_engine_of_its_own_enters_by_its_subpackage_and_its_name(monkeypatch)
 
 
 @dataclasses.dataclass(frozen=True)
-class EchoSettings(Settings):
+class EchoSettings(EngineSettings):
     """A setting of the test's own engine, and its command-line option."""
 
     delay_ms: int = dataclasses.field(default=0, metadata={"help": "delay", "option": True})

@@ -4,18 +4,19 @@ instance-loss fault), the other takes its task over after its session, and the j
 they write together loses nothing and writes no wrong value."""
 
 import json
+import signal
 import time
 
 import psutil
 import pytest
 
+from engines.kafka_streams.instances import pick_instance
 from engines.kafka_streams.settings import LOST_INSTANCE_MS
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
 from evaluator.run_info import RunInfo
 from ground import rundir
 from ground.contract import SECOND_MS
-from stagebench.run.faults import kill_newest_child
 from tests.engines.kafka_streams.test_job_kafka import END_CUT_S, Job, publish, wait_drained
 
 pytestmark = pytest.mark.integration
@@ -33,7 +34,8 @@ def test_two_instances_share_the_partitions_and_survive_losing_one(kafka_bootstr
     try:
         job.wait_until_ready(time.monotonic() + 120)
         before = _jvms(job)
-        killed = kill_newest_child(job.process.pid)
+        killed = pick_instance(job.process.pid, None)
+        psutil.Process(killed).send_signal(signal.SIGKILL)
         assert killed in before
         deadline = time.monotonic() + 10
         while killed in _jvms(job):

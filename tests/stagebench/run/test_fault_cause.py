@@ -2,6 +2,7 @@
 
 import pytest
 
+from engines import registry
 from evaluator.evaluation import read_usage
 from ground.errors import EvaluationError
 from stagebench.config import faults
@@ -28,6 +29,10 @@ def test_the_evaluator_reads_the_samplers_file(tmp_path):
 
 
 def test_each_fault_names_the_process_it_restarts():
-    assert [faults.process(kind) for kind in faults.FAULTS] == [
-        "broker", "broker", "engine", None, "engine"
+    spark, kafka_streams = registry.engine("spark"), registry.engine("kafka-streams")
+    assert [faults.process(kind, spark) for kind in faults.FAULTS[:4]] == [
+        "broker", "broker", "engine", None
     ]  # fmt: skip
+    assert faults.process("instance-loss", kafka_streams) == "engine"
+    assert faults.partial("instance-loss", kafka_streams)
+    assert not faults.partial("worker-loss", spark)

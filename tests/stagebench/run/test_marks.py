@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from engines import registry
 from evaluator.recovery.windows import Window
 from ground.errors import BrokerError
 from ground.kafka.local import LocalBroker
@@ -62,8 +63,10 @@ def test_bursts_are_placed_after_the_first_inputs_broker_time(monkeypatch):
     assert _clock([]).bursts(workload("latency"), config) == ()
 
 
-def test_every_fault_has_an_action():
-    assert set(ACTIONS) == set(FAULTS)
+def test_every_fault_has_an_action_or_is_a_part_its_engine_picks():
+    losses = {loss.name for found in registry.engines() for loss in found.losses}
+    assert set(ACTIONS) | losses == set(FAULTS)
+    assert not set(ACTIONS) & losses
 
 
 @pytest.mark.parametrize(
