@@ -37,7 +37,8 @@ document's ``engines``, the differences between engines: none for one engine's r
 SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_window_s")
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
-each had a job of their own, as is their order's ``fixed_first`` false."""
+each had a job of their own, as is their order's ``fixed_first`` false. The engine's
+``profile`` came later too: latency for these suites."""
 ROOT = "<results>"
 
 
@@ -49,6 +50,7 @@ def _suite(tmp_path: Path, monkeypatch, stages: list[str], repeat: int) -> dict:
     assert doc["order"].pop("fixed_first") is False
     run = doc["settings"]["run"]
     assert run.pop("application") == "per-run" and all(run.pop(k) for k in SUITE_ADDED[1:])
+    assert run.pop("profile") == "latency"
     assert run.pop("engine") == ""  # [run] engine, added since: each stage's default
     # Spark's table, added since: [run] master went there
     assert doc["settings"].pop("engine.spark")["master"] == "local[2]"
