@@ -102,8 +102,11 @@ class Engine(Generic[S]):
     """The stages it runs, by name, in ladder order."""
     job: str
     """The module of its job process (see the module)."""
-    warms_up: bool = False
-    """Its JIT needs a warm-up before the measured period (a JVM engine)."""
+    warmup_min_s: float = 0.0
+    """The shortest auto warm-up of its job in a process of its own (``[run]
+    warmup_min_s`` unless set): how long its latency took to settle from a cold process
+    in its own measurement (``benchmarks/warmup_settle.py``; its docs page gives the
+    figures); 0: nothing of it compiles late (the floor)."""
     restarts: bool = False
     """It takes ``engine-restart``: its job killed whole and started again from its
     checkpoint, as a supervisor would."""
@@ -163,6 +166,11 @@ class Engine(Generic[S]):
     def modules(self) -> tuple[str, ...]:
         """The modules it names: its job's, its session's and its smoke test's."""
         return tuple(m for m in (self.job, self.session, self.smoke) if m is not None)
+
+    @property
+    def warms_up(self) -> bool:
+        """Its job needs a warm-up before the measured period (a JIT compiles late)."""
+        return self.warmup_min_s > 0
 
     @property
     def whose(self) -> str:

@@ -23,7 +23,8 @@ ENGINE = Engine(
         "sliding": Support(),
     },
     job="engines.command.job",
-    warms_up=True,  # your job may run on a JVM: the auto warm-up waits for its JIT too
+    # your job may run on a JVM: the auto warm-up waits as long as for Spark's JIT
+    warmup_min_s=240.0,
     settings=CommandSettings,
     carries_inputs=False,  # what the page calls optional, the evaluator fills
 )

@@ -44,7 +44,7 @@ ENGINE = Engine(
         "sliding": Support(),
     },
     job="engines.flink.job",
-    warms_up=True,
+    warmup_min_s=240.0,
     restarts=True,
     settings=FlinkSettings,
     versions=_versions,

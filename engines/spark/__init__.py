@@ -52,7 +52,7 @@ ENGINE = Engine(
         "sliding": Support(impls=("builtin", "custom")),
     },
     job="engines.spark.job",
-    warms_up=True,
+    warmup_min_s=240.0,
     restarts=True,
     losses=(PartLoss("worker-loss", "executor", pick_executor, sampled=False),),
     drain_pause_s={REAL_TIME: 5.0},  # progress only at its checkpoint interval

@@ -80,19 +80,15 @@ class RunConfig:
         },
     )
     warmup_max_s: float = field(default=300.0, metadata={"help": "longest auto warm-up, seconds"})
-    warmup_min_s: float = field(
-        default=240.0,
+    warmup_min_s: float | None = field(
+        default=None,
         metadata={
-            "help": "shortest auto warm-up of a job on a JIT (Spark, Flink, Kafka Streams, "
-            "your command) in a process of its own, seconds, capped at warmup_max_s (the "
-            "floor has none, nor has a run in a warmed-up shared application): a JIT can "
-            "plateau before its next drop"
+            "help": "shortest auto warm-up of a job on a JIT in a process of its own, "
+            "seconds, capped at warmup_max_s (the floor has none, nor has a run in a "
+            "warmed-up shared application): a JIT can plateau before its next drop",
+            "default": "the engine's own, from its measurement (docs/engines.md)",
         },
     )
-    """The JIT compiles in tiers, and a settled-looking plateau can come before the next
-    drop; with its thresholds at a quarter (``[engine.spark] jit_threshold_scaling``) a
-    stage's last step down comes within the first four minutes, hence 240 s
-    (docs/method.md#warm-up)."""
     settle_window_s: float = field(
         default=60.0,
         metadata={
@@ -235,9 +231,14 @@ class RunConfig:
 
     @property
     def shortest_warmup_s(self) -> float:
-        """The auto warm-up's shortest: ``warmup_min_s`` capped by ``warmup_max_s``; none for
+        """The auto warm-up's shortest: ``warmup_min_s``, else the engine's own
+        (:attr:`engines.base.Engine.warmup_min_s`), capped by ``warmup_max_s``; none for
         the floor, which runs no JVM (nothing of it compiles late)."""
-        return min(self.warmup_min_s, self.warmup_max_s) if self.runs_on().warms_up else 0.0
+        engine = self.runs_on()
+        if not engine.warms_up:
+            return 0.0
+        given = engine.warmup_min_s if self.warmup_min_s is None else self.warmup_min_s
+        return min(given, self.warmup_max_s)
 
     def __post_init__(self) -> None:
         stage(self.stage)  # each raises ConfigError naming what is known
@@ -252,7 +253,10 @@ class RunConfig:
             f"warmup must be auto or seconds >= 0, got {self.warmup_s!r}",
         )
         require(self.warmup_max_s > 0, f"warmup_max_s must be > 0, got {self.warmup_max_s}")
-        require(self.warmup_min_s >= 0, f"warmup_min_s must be >= 0, got {self.warmup_min_s}")
+        require(
+            self.warmup_min_s is None or self.warmup_min_s >= 0,
+            f"warmup_min_s must be >= 0, got {self.warmup_min_s}",
+        )
         require(
             5 <= self.settle_window_s <= self.warmup_max_s,
             "settle_window_s must be at least 5 s and at most warmup_max_s",

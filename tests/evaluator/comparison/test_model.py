@@ -38,7 +38,8 @@ SUITE_ADDED = ("application", "app_warmup_s", "app_warmup_rate", "warm_settle_wi
 """A suite's ``[run]`` settings added after the golden documents (its shared Spark
 application), and comparison.json's ``application``: null for these suites, whose runs
 each had a job of their own, as is their order's ``fixed_first`` false. The engine's
-``profile`` came later too: latency for these suites."""
+``profile`` came later too (latency for these suites), and ``warmup_min_s`` null for the
+engine's own."""
 ROOT = "<results>"
 
 
@@ -51,6 +52,9 @@ def _suite(tmp_path: Path, monkeypatch, stages: list[str], repeat: int) -> dict:
     run = doc["settings"]["run"]
     assert run.pop("application") == "per-run" and all(run.pop(k) for k in SUITE_ADDED[1:])
     assert run.pop("profile") == "latency"
+    # [run] warmup_min_s is since each engine's own unless set (Spark's: 240 s)
+    assert run["warmup_min_s"] is None
+    run["warmup_min_s"] = 240.0
     assert run.pop("engine") == ""  # [run] engine, added since: each stage's default
     # Spark's table, added since: [run] master went there
     assert doc["settings"].pop("engine.spark")["master"] == "local[2]"

@@ -57,7 +57,8 @@ CASES = {
 def capacity_json(found: SearchResult, criteria: Criteria) -> str:
     """capacity.json's text for a search of join, as the command writes it."""
     # the golden documents were written with a 5 s tail
-    probe_base = RunConfig(stage="join", results_dir="results/search", tail_s=5.0)
+    probe_base = RunConfig(stage="join", results_dir="results/search", tail_s=5.0,
+                           warmup_min_s=240.0)  # fmt: skip
     result = measure.capacity_result(
         "join", "spark", "builtin", found, criteria, 1234.56, precision=0.10, growth=2.0,
         out=Path("results/search"),

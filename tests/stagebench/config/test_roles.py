@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from engines.registry import chosen
 from engines.spark.settings import SparkSettings
 from ground.config import from_mapping
 from ground.errors import ConfigError, FileError
@@ -112,10 +113,15 @@ def test_missing_config_file(tmp_path):
         load(tmp_path / "nope.toml", {})
 
 
-def test_a_spark_stage_warms_up_at_least_the_minimum_the_floor_not():
+def test_a_jvm_stage_warms_up_at_least_its_engines_minimum_the_floor_not():
     assert RunConfig(stage="join", warmup_min_s=120).shortest_warmup_s == 120
     assert RunConfig(stage="join", warmup_max_s=60).shortest_warmup_s == 60
     assert RunConfig(stage="floor").shortest_warmup_s == 0
+    assert RunConfig(stage="floor", warmup_min_s=120).shortest_warmup_s == 0
+    for engine in ("spark", "flink", "kafka-streams"):
+        own = chosen(engine, "join").warmup_min_s
+        assert own > 0
+        assert RunConfig(stage="join", engine=engine).shortest_warmup_s == own
 
 
 def test_the_application_warms_up_each_stage_once_the_deepest_first():
@@ -145,7 +151,7 @@ class _App:
 
 COLD = RunConfig(stage="join")
 WARM = (0.0, COLD.warm_settle_window_s)
-LONG = (COLD.warmup_min_s, COLD.settle_window_s)
+LONG = (COLD.shortest_warmup_s, COLD.settle_window_s)
 
 
 @pytest.mark.parametrize(
