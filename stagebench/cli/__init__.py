@@ -30,13 +30,14 @@ from stagebench.cli import (
     publish,
     report,
     run,
+    site,
     smoke,
     suite,
     topics,
 )  # fmt: skip
 
 COMMANDS = (broker, topics, smoke, publish, pipeline, evaluate, compare, report, run, suite,
-            capacity, config, history)  # fmt: skip
+            capacity, config, history, site)  # fmt: skip
 """The subcommands in the order ``--help`` lists them."""
 
 

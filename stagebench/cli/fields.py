@@ -14,10 +14,7 @@ import types
 import typing
 from typing import Any, Literal
 
-
-def option_name(name: str) -> str:
-    """``duration_s`` → ``--duration``: an option's help states its unit."""
-    return "--" + name.removesuffix("_s").replace("_", "-")
+from stagebench.config.layers import option_name
 
 
 def default_text(cls: type, name: str) -> str:

@@ -5,6 +5,7 @@ import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engines.registry import NAMES as ENGINES
 from evaluator.comparison.differences import shown
@@ -13,6 +14,9 @@ from ground.stages import STAGES
 from stagebench.cli.shared import Subparsers, flag
 from stagebench.config.layers import refuse_moved, section_classes
 from stagebench.config.settings import RunConfig
+
+if TYPE_CHECKING:
+    from stagebench.history.entry import Entry
 
 
 def add(sub: Subparsers) -> None:
@@ -53,6 +57,20 @@ def add(sub: Subparsers) -> None:
         "rebuild the index from the directories first (default: only when it is missing)",
     )
     flag(parser, "--json", "print JSON (default: a table)")
+    flag(
+        parser,
+        "--steps",
+        "print where each stage's p50 and p99 changed level, found by a test, and what "
+        "differs across each step; exit 1 when the newest point is on a level a recent "
+        "step made worse by more than --tolerance (default: the table)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        metavar="PCT",
+        type=_tolerance,
+        default=0.10,
+        help="with --steps: how much worse a new level may be before it fails (default: 10%%)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -69,11 +87,46 @@ def run(args: argparse.Namespace) -> int:
         for problem in history_index.rebuild(results):
             print(f"WARNING: not in the history: {problem}", file=sys.stderr)
     found = history_index.entries(results, args.stage, since, settings, args.engine)
+    if args.steps:
+        return _steps(found, args.tolerance)
     if args.json:
         print(json.dumps(history_index.as_json(found), indent=2))
     else:
         print(format_history(found))
     return 0
+
+
+def _steps(found: list["Entry"], tolerance: float) -> int:
+    """Print the steps; 1 when the newest point is on a worse level, 4 when no series
+    is long enough to tell, else 0."""
+    from stagebench.history.series import checkable, series_of, worse
+    from stagebench.history.table import format_steps
+
+    all_series = series_of(found)
+    print(format_steps(all_series))
+    if not checkable(all_series):
+        print("no verdict: no series has the 4 points a step needs")
+        return 4
+    failed = worse(all_series, tolerance)
+    for step in failed:
+        print(
+            f"WORSE: {step.series.name} {step.stat} is {step.step.change * 100:+,.1f} % since "
+            f"{step.first.entry.id}, beyond the tolerance of {tolerance * 100:g} %"
+        )
+    if not failed:
+        print(f"the newest points are on no level worse by more than {tolerance * 100:g} %")
+    return 1 if failed else 0
+
+
+def _tolerance(text: str) -> float:
+    """ "10" or "10%" → 0.1."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a percentage such as 10 or 10%, got {text!r}")
+    return value / 100
 
 
 def parse_since(text: str) -> str:

@@ -16,9 +16,10 @@ from engines.registry import engines
 from ground.config import from_mapping
 from ground.errors import ConfigError
 from ground.stages import STAGES
-from stagebench.cli.fields import add_field, option_name
+from stagebench.cli.fields import add_field
 from stagebench.cli.options import PIPELINE_BASICS, PIPELINE_TUNING
 from stagebench.cli.shared import Subparsers, add_bootstrap
+from stagebench.config.layers import option_name
 from stagebench.run.job import write_pipeline_config
 
 

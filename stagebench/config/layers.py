@@ -33,6 +33,12 @@ CLI = "command line"
 SET = "--set"
 """The option that sets any key of a table on the command line: ``--set TABLE.KEY=VALUE``."""
 
+
+def option_name(name: str) -> str:
+    """``duration_s`` → ``--duration``: an option's help states its unit."""
+    return "--" + name.removesuffix("_s").replace("_", "-")
+
+
 # keys a run sets itself or takes from [run]: section -> key -> where it comes from
 DERIVED: dict[str, dict[str, str]] = {
     "publisher": {

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from evaluator.number_format import format_estimate, format_ms
 from evaluator.recovery.section import figures_text
 from stagebench.history.entry import Entry, Figure
+from stagebench.history.series import STATS, Found, Series, found_steps
 
 Cell = Callable[[Entry, Figure], str]
 
@@ -102,3 +103,22 @@ def format_history(found: Sequence[Entry]) -> str:
         [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in body),
          entries, NOTES]
     )  # fmt: skip
+
+
+def format_steps(all_series: Sequence[Series]) -> str:
+    """Each series' steps, with what differs across each; a line when there are none."""
+    found = [f for series in all_series for stat in STATS for f in found_steps(series, stat)]
+    lines = [line for f in found for line in _step_lines(f)]
+    steps = f"{len(found)} step{'' if len(found) == 1 else 's'}"
+    return "\n".join([*lines, f"{steps} in {len(all_series)} series (p50 and p99 each)"])
+
+
+def _step_lines(found: Found) -> list[str]:
+    step, at = found.step, found.first
+    alone = ", provisional: the newest point alone" if step.provisional else ""
+    head = (
+        f"{found.series.name} {found.stat}: {format_ms(step.before)} → {format_ms(step.after)} "
+        f"ms ({step.change * 100:+,.1f} %, z {step.z:.1f}) from {at.entry.id} "
+        f"(point {step.index + 1} of {len(found.points)}{alone})"
+    )
+    return [head, *(f"    {line}" for line in found.differs or ["nothing recorded differs"])]

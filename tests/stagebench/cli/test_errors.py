@@ -31,7 +31,7 @@ def test_unknown_subcommand():
 
 def test_every_subcommand_has_help():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert len(sub.choices) == 13
+    assert len(sub.choices) == 14
     for name in sub.choices:
         result = stagebench(name, "--help")
         assert result.returncode == 0, (name, result.stderr)
