@@ -44,7 +44,7 @@ ENGINE = Engine(
         "sliding": Support(),
     },
     job="engines.flink.job",
-    warmup_min_s=240.0,
+    warmup_min_s=60.0,
     restarts=True,
     settings=FlinkSettings,
     versions=_versions,

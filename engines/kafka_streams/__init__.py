@@ -38,7 +38,7 @@ ENGINE = Engine(
         "sliding": Support(impls=("builtin", "custom")),
     },
     job="engines.kafka_streams.job",
-    warmup_min_s=240.0,
+    warmup_min_s=30.0,
     restarts=True,
     losses=(PartLoss("instance-loss", "instance", pick_instance, partial=True),),
     settings=KafkaStreamsSettings,

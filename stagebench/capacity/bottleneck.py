@@ -15,8 +15,9 @@ order (docs/capacity.md#what-limited-it):
 4. **engine** or **broker**: its processes used ``CORES_BUSY_SHARE`` of the cores;
 5. **machine**: every core busy in ``MACHINE_BUSY_SHARE`` of the measured seconds, shared
    among the run's processes (their shares said) and others;
-6. **none**: nothing saturated: the engine waited (its trigger, buffer timeout, linger or
-   commit interval), the latency target's limit rather than a resource's.
+6. **none**: nothing saturated: the engine's own pacing (its trigger, a buffer flushed per
+   record, its commit interval) or the hand-offs between its threads, a setting's limit
+   rather than a resource's.
 """
 
 from collections.abc import Mapping
@@ -101,7 +102,8 @@ def name(usage: Mapping[str, Any], publisher_bound: bool = False) -> Bottleneck 
         "none", None,
         "no resource saturated ("
         + ", ".join(f"{GROUPS[g]} {_core(e.get('cpu_percent_mean'))}" for g, e in groups.items())
-        + f" of {cores}): the engine waits, its trigger, buffers or commit interval",
+        + f" of {cores}): the engine's own pacing, its trigger, buffer flushes or commit "
+        "interval, or the hand-offs between its threads",
     )  # fmt: skip
 
 

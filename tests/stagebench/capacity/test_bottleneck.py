@@ -59,7 +59,7 @@ def test_the_collectors_then_a_groups_cores_then_the_machine():
 def test_nothing_saturated_says_the_engine_waits_and_no_samples_say_nothing():
     found = name(usage())
     assert (found.resource, found.process) == ("none", None)
-    assert found.text.endswith("the engine waits, its trigger, buffers or commit interval")
+    assert "the engine's own pacing, its trigger, buffer flushes" in found.text
     assert name({"machine": {"cores": 2}}) is None
     assert name({}) is None
 
