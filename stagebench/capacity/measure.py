@@ -26,6 +26,7 @@ from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
+from stagebench.results.documents import CAPACITIES_SCHEMA_VERSION
 from stagebench.run.application import Application
 from stagebench.run.metadata import machine, versions
 from stagebench.run.runner import execute
@@ -244,7 +245,7 @@ def write_set(results_dir: Path, results: list[CapacityResult], table: str) -> P
     with their latency–throughput curves together."""
     out = files.writable_dir(results_dir / rundir.dir_name("capacities", new_run_id()))
     searches = [os.path.relpath(result.dir, out) for result in results]
-    doc = {"searches": searches, "table": table}
+    doc = {"schema_version": CAPACITIES_SCHEMA_VERSION, "searches": searches, "table": table}
     files.write(out / rundir.CAPACITIES, json.dumps(doc, indent=2) + "\n")
     print(f"report: {html_report.write(out).describe()}")
     return out

@@ -8,23 +8,21 @@ The set's directory holds capacities.json (the searches' directories, relative t
 and the table ``capacity`` printed); the searches' own directories sit beside it.
 """
 
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 
-from ground import rundir
 from stagebench.report.capacity import label
 from stagebench.report.figures import FLOOR_MS, PROCESS_COLORS, layout
 from stagebench.report.page import figure, link, section
-from stagebench.results.documents import read_capacity
+from stagebench.results.documents import read_capacities, read_capacity
 
 
 def read_set(set_dir: Path) -> tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]:
     """capacities.json, and each search's directory with its capacity.json."""
-    doc = json.loads((set_dir / rundir.CAPACITIES).read_text())
+    doc = read_capacities(set_dir)
     searches = [(set_dir / name).resolve() for name in doc["searches"]]
     return doc, [(path, read_capacity(path)) for path in searches]
 

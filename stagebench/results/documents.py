@@ -5,7 +5,8 @@ capacity.json (:class:`stagebench.capacity.result.CapacityResult`); the history,
 reports and the docs' reference data read them through here, so a document that moved
 on is refused in one place with one line, by the reader of summary.json too
 (:func:`ground.versioned.read_versioned`). Neither document carries a ``schema_version``
-yet: one without it is of version 1, the only one there is.
+yet: one without it is of version 1, the only one there is. A set of searches'
+capacities.json carries its own.
 """
 
 from pathlib import Path
@@ -18,6 +19,10 @@ COMPARISON_SCHEMA_VERSION = 1
 """The version of comparison.json this stagebench reads and writes."""
 CAPACITY_SCHEMA_VERSION = 1
 """The version of capacity.json this stagebench reads and writes."""
+CAPACITIES_SCHEMA_VERSION = 1
+"""The version of capacities.json (a set of searches) this stagebench reads and writes:
+``schema_version``, ``searches`` (their directories, relative to the set's) and
+``table`` (the table the command printed)."""
 
 
 def read_comparison(suite_dir: Path | str) -> dict[str, Any]:
@@ -31,4 +36,11 @@ def read_capacity(search_dir: Path | str) -> dict[str, Any]:
     """The capacity.json of ``search_dir``."""
     return read_versioned(
         Path(search_dir) / rundir.CAPACITY, CAPACITY_SCHEMA_VERSION, unversioned=1
+    )
+
+
+def read_capacities(set_dir: Path | str) -> dict[str, Any]:
+    """The capacities.json of ``set_dir``."""
+    return read_versioned(
+        Path(set_dir) / rundir.CAPACITIES, CAPACITIES_SCHEMA_VERSION, unversioned=1
     )

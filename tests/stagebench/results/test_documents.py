@@ -1,4 +1,4 @@
-"""comparison.json and capacity.json read back: every version this stagebench reads, and
+"""comparison.json, capacity.json and capacities.json read back: every version this stagebench reads, and
 one error line for the rest."""
 
 import json
@@ -7,11 +7,12 @@ import pytest
 
 from ground import rundir
 from ground.errors import EvaluationError
-from stagebench.results.documents import read_capacity, read_comparison
+from stagebench.results.documents import read_capacities, read_capacity, read_comparison
 
 
 @pytest.mark.parametrize(("read", "name"), [(read_comparison, rundir.COMPARISON),
-                                            (read_capacity, rundir.CAPACITY)])  # fmt: skip
+                                            (read_capacity, rundir.CAPACITY),
+                                            (read_capacities, rundir.CAPACITIES)])  # fmt: skip
 def test_a_document_of_this_version_or_of_none_is_read_and_another_refused(tmp_path, read, name):
     path = tmp_path / name
     path.write_text(json.dumps({"stage": "join"}))  # written before documents had a version
