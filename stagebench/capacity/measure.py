@@ -14,6 +14,7 @@ from typing import Any
 
 from engines.base import Impl
 from engines.registry import chosen
+from evaluator.comparison.rows import variant
 from ground import files, rundir
 from ground.errors import EngineError
 from ground.kafka.naming import new_run_id
@@ -88,8 +89,10 @@ def one_search(
         )
         found = search(probe, bounds.start, bounds.maximum, bounds.precision, left, bounds.growth)
         shared = None if warmed_up is None else {**warmed_up, "alone_mps": probe.alone}
+        # a run in an execution mode of the engine's own is told apart: builtin@real-time
+        mode = variant(impl, settings.section("pipeline").get("trigger"))
         result = capacity_result(
-            name, probe_base.runs_on().name, impl, found, criteria, time.monotonic() - began,
+            name, probe_base.runs_on().name, mode, found, criteria, time.monotonic() - began,
             precision=bounds.precision, growth=bounds.growth, out=out,
             probe={**{key: getattr(probe_base, key) for key in PROBE_KEYS},
                    "tail_s": probe_base.published_tail_s, "application": shared},

@@ -24,7 +24,12 @@ class CapacityResult:
 
     stage: str = field(metadata=key_doc("the stage searched"))
     engine: str = field(metadata=key_doc("the engine that ran it: spark, flink, kafka-streams"))
-    impl: str = field(metadata=key_doc("its implementation: builtin or custom"))
+    impl: str = field(
+        metadata=key_doc(
+            "its implementation: builtin or custom, with an execution mode of the engine's "
+            "own after it (builtin@real-time: Spark's real-time mode)"
+        )
+    )
     capacity_mps: float | None = field(
         metadata=key_doc(
             "the rate a probe passes half the time, on the fitted pass curve (msg/s); null "

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engines import registry
 from engines.registry import NAMES, chosen
 from ground.config import from_mapping
 from ground.errors import ConfigError
@@ -97,9 +98,10 @@ def add(sub: Subparsers) -> None:
     parser.add_argument(
         "--engines",
         metavar="ENGINES",
-        help=f"comma-separated engines ({', '.join(n for n in NAMES if n != 'floor')}): a "
-        "search of every stage on each, one after another, and one table of capacities "
-        "(default: --engine's, else the stage's: spark)",
+        help=f"comma-separated engines ({', '.join(n for n in NAMES if n != 'floor')}), "
+        "each also NAME@MODE for an execution mode of its own (spark@real-time): a search "
+        "of every stage on each, one after another, and one table of capacities (default: "
+        "--engine's, else the stage's: spark)",
     )
     for option, dest, kind, default, metavar, text in SEARCH:
         parser.add_argument(
@@ -196,13 +198,18 @@ def run(args: argparse.Namespace) -> int:
     base = from_mapping(RunConfig, settings.section("run"), "run")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
-    searches = [
-        (replace(base, engine=engine), name)
-        for engine in engine_names(args, base)
-        for name in stages
-    ]
-    for each, name in searches:
-        chosen(each.engine, name)  # ConfigError: that engine does not run it
+    searches = []
+    for entry in engine_names(args, base):
+        engine, _, mode = entry.partition("@")
+        # an execution mode of the engine's own (spark@real-time): its [pipeline] trigger
+        run_as = (
+            with_setting(settings, "pipeline", {"trigger": mode}, "--engines") if mode else settings
+        )
+        for name in stages:
+            found = chosen(engine, name)  # ConfigError: that engine does not run it
+            if mode:
+                found.check(name, "builtin", mode)
+            searches.append((replace(base, engine=engine), name, run_as))
     console = Console()
     results: list[CapacityResult] = []
     failed = False
@@ -212,10 +219,10 @@ def run(args: argparse.Namespace) -> int:
         tune_budget_s = parse_budget(args.tune_budget)
     except ValueError as err:
         raise ConfigError(f"--tune-budget: {err}") from err
-    for each, name in searches:
+    for each, name, run_as in searches:
         impl = each.impl if each.impl in chosen(each.engine, name).impls(name) else "builtin"
         if args.tune:
-            tuned = tuned_searches(name, impl, each, settings, criteria, bounds, console,
+            tuned = tuned_searches(name, impl, each, run_as, criteria, bounds, console,
                                    tune_budget_s)  # fmt: skip
             results += tuned
             failed |= any(r.stopped.startswith("error") for r in tuned)
@@ -223,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
                 break
             continue
         for attempt in range(args.repeat):
-            result = one_search(name, impl, each, settings, criteria, bounds, console)
+            result = one_search(name, impl, each, run_as, criteria, bounds, console)
             results.append(result)
             failed |= result.stopped.startswith("error") or result.stopped == "interrupted"
             print(f"capacity of {label(result.as_dict())} ({impl}), search {attempt + 1}: "
@@ -307,12 +314,14 @@ def tuned_searches(
     return [r for r in results if r is not tuning.best] + [tuning.best]
 
 
-def with_setting(settings: Settings, table: str, setting: dict[str, Any]) -> Settings:
-    """``settings`` with ``setting`` in the engine's table ``table``, from "capacity --tune"."""
+def with_setting(
+    settings: Settings, table: str, setting: dict[str, Any], source: str = "capacity --tune"
+) -> Settings:
+    """``settings`` with ``setting`` in the table ``table``, from ``source``."""
     values = {section: dict(v) for section, v in settings.values.items()}
     sources = {section: dict(v) for section, v in settings.sources.items()}
     values.setdefault(table, {}).update(setting)
-    sources.setdefault(table, {}).update(dict.fromkeys(setting, "capacity --tune"))
+    sources.setdefault(table, {}).update(dict.fromkeys(setting, source))
     return Settings(values, sources)
 
 
@@ -321,18 +330,26 @@ def _shown(setting: dict[str, Any]) -> str:
 
 
 def engine_names(args: argparse.Namespace, base: RunConfig) -> list[str]:
-    """The engines of ``--engines`` (ConfigError for an unknown one, or with ``--engine``),
-    else ``--engine``'s ("": the stage's own)."""
+    """The engines of ``--engines``, each NAME or NAME@MODE, an execution mode of its own
+    (``spark@real-time``); ConfigError for an unknown one, or with ``--engine``. Else
+    ``--engine``'s ("": the stage's own)."""
     if not args.engines:
         return [base.engine]
     if args.engine:
         raise ConfigError("give --engine or --engines, not both")
     names = [name.strip() for name in args.engines.split(",") if name.strip()]
     for name in names:
-        if name not in NAMES or name == "floor":
+        engine, _, mode = name.partition("@")
+        if engine not in NAMES or engine == "floor":
             raise ConfigError(
-                f"--engines: no engine {name!r} (engines: "
+                f"--engines: no engine {engine!r} (engines: "
                 f"{', '.join(n for n in NAMES if n != 'floor')})"
+            )
+        found = registry.engine(engine)
+        modes = {m for stage_name in found.stages for m in found.triggers(stage_name)}
+        if mode and mode not in modes:
+            raise ConfigError(
+                f"--engines: {found.title} has no {mode} mode (it has: {', '.join(sorted(modes))})"
             )
     if not names or len(set(names)) < len(names):
         raise ConfigError("--engines: name each engine once")

@@ -115,3 +115,23 @@ def test_a_setting_goes_into_the_engines_table_and_says_where_it_came_from():
     assert tuned.values["engine.flink"] == {"linger_ms": 5, "buffer_timeout_ms": 100}
     assert tuned.sources["engine.flink"]["buffer_timeout_ms"] == "capacity --tune"
     assert given.values["engine.flink"] == {"linger_ms": 5}  # the given settings untouched
+
+
+def test_a_search_in_an_engines_own_mode_is_recorded_apart(monkeypatch, tmp_path):
+    from stagebench.capacity import measure
+    from stagebench.capacity.probe import Criteria
+    from stagebench.capacity.search import SearchResult
+    from stagebench.config.settings import RunConfig
+    from stagebench.console import Console
+
+    monkeypatch.setattr(measure, "search", lambda *a: SearchResult([], None, None, None, "budget"))
+    monkeypatch.setattr(measure, "write", lambda out, result: type("P", (), {"describe": str})())
+    monkeypatch.setattr(measure, "machine", dict)
+    monkeypatch.setattr(measure, "versions", lambda **_: {})
+    base = RunConfig(stage="ingest", results_dir=str(tmp_path), application="per-run")
+    bounds = measure.Bounds(500, 1000, 0.1, 2.0, None)
+    real_time = Settings({"pipeline": {"trigger": "real-time"}}, {"pipeline": {"trigger": "x"}})
+    for settings, impl in ((Settings(), "builtin"), (real_time, "builtin@real-time")):
+        found = measure.one_search("ingest", "builtin", base, settings, Criteria(), bounds,
+                                   Console())  # fmt: skip
+        assert found.impl == impl

@@ -89,6 +89,11 @@ def test_help_loads_no_data_or_spark_library(command):
         (["--engines", "spark,storm"], "--engines: no engine 'storm' (engines: spark, flink, "),
         (["--engines", "spark,spark"], "--engines: name each engine once"),
         (["--engines", "flink", "--engine", "spark"], "give --engine or --engines, not both"),
+        (["--engines", "flink@real-time"], "--engines: Flink has no real-time mode (it has: "),
+        (
+            ["--stages", "join", "--engines", "spark@real-time"],
+            "real-time mode does not support stage 'join'",
+        ),
     ],
 )
 def test_capacity_bad_settings_are_one_clear_line(tmp_path, options, message):
