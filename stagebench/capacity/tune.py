@@ -51,7 +51,8 @@ class Tuning:
     best_setting: Setting
     tried: list[dict[str, Any]] = field(default_factory=list)
     stopped: str = "exhausted"
-    """exhausted (every candidate tried), budget, or why it could not tune (no rate failed)."""
+    """exhausted (every candidate tried), budget, interrupted (Ctrl-C), or why it could not
+    tune (no rate failed)."""
 
 
 def tune(
@@ -69,6 +70,8 @@ def tune(
     tuning = Tuning(first, first, dict(start))
     longest = first.seconds
     pending = list(candidates(found, start))
+    if first.stopped == "interrupted":
+        tuning.stopped, pending = "interrupted", []
     while pending:
         rate = tuning.best.first_unsustainable_mps
         if rate is None:
@@ -78,12 +81,20 @@ def tune(
             tuning.stopped = "budget"
             break
         setting = pending.pop(0)
-        passed = challenge(setting, rate)
+        try:
+            passed = challenge(setting, rate)
+        except KeyboardInterrupt:
+            tuning.stopped = "interrupted"
+            break
         trial: dict[str, Any] = {"setting": setting, "challenged_mps": rate, "sustained": passed}
         if passed:
             result = search(setting, rate)
             longest = max(longest, result.seconds)
             trial["capacity_mps"], trial["dir"] = score(result), result.dir
+            if result.stopped == "interrupted":
+                tuning.tried.append(trial)
+                tuning.stopped = "interrupted"
+                break
             if score(result) > score(tuning.best):
                 tuning.best, tuning.best_setting = result, dict(setting)
                 # the new best's neighbours, the ones not tried yet

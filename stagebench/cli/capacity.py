@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
             searches.append((replace(base, engine=engine), name, run_as))
     console = Console()
     results: list[CapacityResult] = []
-    failed = False
+    failed = interrupted = False
     if args.tune and args.repeat > 1:
         raise ConfigError("--tune runs its own searches: leave out --repeat")
     try:
@@ -222,11 +222,12 @@ def run(args: argparse.Namespace) -> int:
     for each, name, run_as in searches:
         impl = each.impl if each.impl in chosen(each.engine, name).impls(name) else "builtin"
         if args.tune:
-            tuned = tuned_searches(name, impl, each, run_as, criteria, bounds, console,
-                                   tune_budget_s)  # fmt: skip
+            tuned, stopped = tuned_searches(name, impl, each, run_as, criteria, bounds, console,
+                                            tune_budget_s)  # fmt: skip
             results += tuned
             failed |= any(r.stopped.startswith("error") for r in tuned)
-            if any(r.stopped == "interrupted" for r in tuned):
+            if stopped == "interrupted":
+                interrupted = True
                 break
             continue
         for attempt in range(args.repeat):
@@ -248,7 +249,8 @@ def run(args: argparse.Namespace) -> int:
         print(table)
         print(f"results: {write_set(Path(base.results_dir), results, table)}")
     say_what_stays_running(base.bootstrap)
-    return 130 if results and results[-1].stopped == "interrupted" else (1 if failed else 0)
+    interrupted |= bool(results) and results[-1].stopped == "interrupted"
+    return 130 if interrupted else (1 if failed else 0)
 
 
 def tuned_searches(
@@ -260,9 +262,10 @@ def tuned_searches(
     bounds: "Bounds",
     console: "Console",
     budget_s: float,
-) -> list["CapacityResult"]:
+) -> tuple[list["CapacityResult"], str]:
     """``--tune``: the search at the settings given and every search a candidate earned
-    (:func:`stagebench.capacity.tune.tune`), the best last, with one line saying it."""
+    (:func:`stagebench.capacity.tune.tune`), the best last, with one line saying it; and
+    why the tuning ended."""
     from stagebench.capacity.measure import challenge, one_search
     from stagebench.capacity.table import headline
     from stagebench.capacity.tune import score, tune
@@ -302,7 +305,8 @@ def tuned_searches(
 
     if not found:
         console.warn(f"{engine.title} has no settings to tune: one search at its own")
-        return [search({}, None)]
+        alone = search({}, None)
+        return [alone], alone.stopped
     deadline = time.monotonic() + budget_s
     tuning = tune(found, start, search, challenged, lambda: deadline - time.monotonic())
     print(
@@ -311,7 +315,7 @@ def tuned_searches(
         f"{_shown(start)}; {len(tuning.tried)} candidates challenged, tuning ended: "
         f"{tuning.stopped}"
     )
-    return [r for r in results if r is not tuning.best] + [tuning.best]
+    return [r for r in results if r is not tuning.best] + [tuning.best], tuning.stopped
 
 
 def with_setting(

@@ -135,3 +135,16 @@ def test_a_search_in_an_engines_own_mode_is_recorded_apart(monkeypatch, tmp_path
         found = measure.one_search("ingest", "builtin", base, settings, Criteria(), bounds,
                                    Console())  # fmt: skip
         assert found.impl == impl
+
+
+def test_ctrl_c_ends_the_tuning_with_what_it_found(engine):
+    search, _, calls = engine
+
+    def interrupted(setting, rate):
+        raise KeyboardInterrupt
+
+    tuning = tune(FLINK, profile(FLINK, "latency"), search, interrupted, lambda: None)
+    assert tuning.stopped == "interrupted" and tuning.best is tuning.start
+    stopped = tune(FLINK, {}, lambda s, r: replace(result(1.0, 2.0), stopped="interrupted"),
+                   interrupted, lambda: None)  # fmt: skip
+    assert stopped.stopped == "interrupted" and stopped.tried == []
