@@ -315,6 +315,9 @@ def tuned_searches(
         f"{_shown(start)}; {len(tuning.tried)} candidates challenged, tuning ended: "
         f"{tuning.stopped}"
     )
+    if tuning.best_setting != start:
+        chosen_set = " ".join(f"--set {table}.{k}={v}" for k, v in tuning.best_setting.items())
+        print(f"run or suite at it: {chosen_set}")
     return [r for r in results if r is not tuning.best] + [tuning.best], tuning.stopped
 
 

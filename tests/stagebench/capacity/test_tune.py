@@ -44,7 +44,8 @@ def test_the_throughput_profile_first_then_one_setting_at_a_time_never_twice():
 def result(capacity, failed_at, seconds=600.0, where="r"):
     return CapacityResult(
         stage="join", engine="flink", impl="builtin", capacity_mps=capacity,
-        capacity_ci95_mps=None, pass90_mps=None, pass90_ci95_mps=None, pass_curve=None,
+        capacity_ci95_mps=[capacity * 0.9, capacity * 1.1], pass90_mps=capacity * 0.9,
+        pass90_ci95_mps=[capacity * 0.8, capacity], pass_curve=None,
         sustainable_mps=capacity, first_unsustainable_mps=failed_at, publisher_limit_mps=None,
         precision=0.1, bracket_width=None, stopped="converged", engine_cores_used=None,
         sustainable_mps_per_core=None, bottleneck=None, setting=None, criteria={},
@@ -138,7 +139,7 @@ def test_a_search_in_an_engines_own_mode_is_recorded_apart(monkeypatch, tmp_path
 
 
 def test_ctrl_c_ends_the_tuning_with_what_it_found(engine):
-    search, _, calls = engine
+    search, _, _ = engine
 
     def interrupted(setting, rate):
         raise KeyboardInterrupt
@@ -148,3 +149,41 @@ def test_ctrl_c_ends_the_tuning_with_what_it_found(engine):
     stopped = tune(FLINK, {}, lambda s, r: replace(result(1.0, 2.0), stopped="interrupted"),
                    interrupted, lambda: None)  # fmt: skip
     assert stopped.stopped == "interrupted" and stopped.tried == []
+
+
+def test_the_command_searches_each_candidate_in_the_engines_table_and_ends_with_the_best(
+    monkeypatch, capsys, tmp_path
+):
+    from stagebench.capacity import measure
+    from stagebench.cli.capacity import tuned_searches
+    from stagebench.config.settings import RunConfig
+    from stagebench.console import Console
+    from stagebench.history import index
+
+    ran = []
+
+    def one_search(name, impl, base, settings, criteria, bounds, console, setting=None):
+        flink = {**profile(knobs(FlinkSettings), "latency"), **settings.section("engine.flink")}
+        ran.append((flink, bounds.start, setting["profile"]))
+        capacity = 5000.0 + 50 * flink["buffer_timeout_ms"]
+        return replace(result(capacity, capacity * 1.1, where=str(len(ran))), setting=setting)
+
+    def challenge(name, impl, base, settings, criteria, rate, console):
+        sustained = 5000.0 + 50 * settings.section("engine.flink")["buffer_timeout_ms"] >= rate
+        return type("Probe", (), {"sustainable": sustained})()
+
+    monkeypatch.setattr(measure, "one_search", one_search)
+    monkeypatch.setattr(measure, "challenge", challenge)
+    monkeypatch.setattr(index, "record_or_warn", lambda *a: None)
+    base = RunConfig(stage="join", engine="flink", results_dir=str(tmp_path))
+    bounds = measure.Bounds(500, 100_000, 0.1, 2.0, None)
+    found, stopped = tuned_searches("join", "builtin", base, Settings(), None, bounds,
+                                    Console(), 3600)  # fmt: skip
+    assert stopped == "exhausted"
+    assert ran[0] == (profile(knobs(FlinkSettings), "latency"), 500, "latency")
+    assert found[-1].setting["values"]["buffer_timeout_ms"] == 100  # the best last
+    assert {r.dir for r in found} == {str(i) for i in range(1, len(ran) + 1)}
+    out = capsys.readouterr().out
+    assert "best setting of flink:join: " in out
+    assert "run or suite at it: --set engine.flink." in out
+    assert "--set engine.flink.buffer_timeout_ms=100" in out

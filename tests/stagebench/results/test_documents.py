@@ -1,5 +1,5 @@
-"""comparison.json, capacity.json and capacities.json read back: every version this stagebench reads, and
-one error line for the rest."""
+"""comparison.json, capacity.json and capacities.json read back: every version this
+stagebench reads, and one error line for the rest."""
 
 import json
 
