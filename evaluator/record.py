@@ -70,7 +70,10 @@ def from_dict(cls: type[R], doc: dict[str, Any]) -> R:
 
 
 def record_type(hint: Any) -> "type[DataclassInstance] | None":
-    """The record class of a field's type (``X`` or ``X | None``), None for other types."""
+    """The record class of a field's type (``X`` or ``X | None``), None for other types
+    (a list of records too: its reader reads the items)."""
+    if typing.get_origin(hint) is list:
+        return None
     for arg in (hint, *typing.get_args(hint)):
         if isinstance(arg, type) and is_dataclass(arg):
             return arg

@@ -134,7 +134,8 @@ def _type(hint: Any) -> str:
     if origin is dict or typing.is_typeddict(hint):
         return "object"
     if origin is list:
-        item = _type(typing.get_args(hint)[0])
+        arg = typing.get_args(hint)[0]
+        item = "object" if record_type(arg) is not None else _type(arg)
         return f"list of ({item})" if " or " in item else f"list of {item}s"
     return _NAMES[hint]
 

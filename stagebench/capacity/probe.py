@@ -4,7 +4,7 @@ publisher could not feed. Pure: it reads the run's :class:`~evaluator.result.Sum
 """
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -14,6 +14,7 @@ from ground.config import require
 from ground.errors import ConfigError
 from stagebench.capacity import bottleneck
 from stagebench.resources.summary import SATURATED_SHARE_WARN
+from stagebench.results.capacity import Probe
 
 PROBE_DRAIN_GRACE_S = 10.0
 """A probe waits ``--max-drain`` plus this for its job to drain (a latency run waits
@@ -71,39 +72,6 @@ class Criteria:
             self.max_engine_cpu_pct is None or 0 < self.max_engine_cpu_pct <= 100,
             "--max-cpu must be in (0, 100]",
         )
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe's verdict. ``publisher_bound``: the publisher did not keep its schedule,
-    so the probe says nothing about the stage."""
-
-    rate: float
-    sustainable: bool
-    reasons: tuple[str, ...] = ()
-    publisher_bound: bool = False
-    p50: float | None = None
-    p99: float | None = None
-    p99_intended: float | None = None
-    """The p99 from the inputs' intended send time (``latency_intended``): above ``p99``
-    where the publisher fell behind its schedule."""
-    engine_cpu_pct: float | None = None
-    """Mean CPU of the engine's job over the measured period, % of one core (150: one and a
-    half cores)."""
-    run_dir: str | None = None
-    seconds: float = 0.0
-    bottleneck: dict[str, Any] | None = None
-    """What limited it (:class:`stagebench.capacity.bottleneck.Bottleneck`); None without
-    the run's resource samples."""
-
-    @property
-    def verdict(self) -> str:
-        if self.publisher_bound:
-            return "publisher-bound"
-        return "sustainable" if self.sustainable else "unsustainable"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "reasons": list(self.reasons), "verdict": self.verdict}
 
 
 def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None = None) -> Probe:

@@ -1,4 +1,4 @@
-"""docs/capacity-schema.md, generated from :class:`stagebench.capacity.result.CapacityResult`.
+"""docs/capacity-schema.md, generated from :class:`stagebench.results.capacity.CapacityResult`.
 
 capacity.json's keys are documented once, in the fields' ``metadata["doc"]``; this page is
 made from them as the result model's pages are (:func:`evaluator.result_schema.record_page`),
@@ -7,7 +7,7 @@ and a unit test compares the committed page with :func:`capacity_markdown`.
 """
 
 from evaluator.result_schema import DOCS, record_page
-from stagebench.capacity.result import CapacityResult
+from stagebench.results.capacity import CapacityResult
 
 PAGE = DOCS / "capacity-schema.md"
 

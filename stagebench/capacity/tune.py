@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stagebench.capacity.result import CapacityResult
 from stagebench.config.profiles import profile
+from stagebench.results.capacity import CapacityResult
 
 Setting = dict[str, Any]
 """Tuned setting → its value."""

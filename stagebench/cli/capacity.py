@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from engines.base import Impl
     from stagebench.capacity.measure import Bounds
     from stagebench.capacity.probe import Criteria
-    from stagebench.capacity.result import CapacityResult
     from stagebench.console import Console
+    from stagebench.results.capacity import CapacityResult
 
 CAPACITY = (
     "Constant-rate probes, each a complete run, growing geometrically from "
@@ -155,12 +155,12 @@ def add(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from stagebench.capacity.measure import Bounds, one_search, write_set
     from stagebench.capacity.probe import PROBE_DRAIN_GRACE_S, Criteria, parse_slo
-    from stagebench.capacity.result import CapacityResult
     from stagebench.capacity.search import check_settings, parse_budget
     from stagebench.capacity.table import format_table, headline
     from stagebench.console import Console
     from stagebench.history.index import record_or_warn
     from stagebench.report.capacity import label
+    from stagebench.results.capacity import CapacityResult
 
     stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
     if not stages:
@@ -234,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
             result = one_search(name, impl, each, run_as, criteria, bounds, console)
             results.append(result)
             failed |= result.stopped.startswith("error") or result.stopped == "interrupted"
-            print(f"capacity of {label(result.as_dict())} ({impl}), search {attempt + 1}: "
-                  f"{headline(result.as_dict())}")  # fmt: skip
+            print(f"capacity of {label(result)} ({impl}), search {attempt + 1}: "
+                  f"{headline(result)}")  # fmt: skip
             print(f"results: {result.dir}")
             if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
                 console.warn(warning)
@@ -244,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         if results and results[-1].stopped == "interrupted":
             break
     if len(results) > 1:
-        table = format_table([r.as_dict() for r in results])
+        table = format_table(results)
         print()
         print(table)
         print(f"results: {write_set(Path(base.results_dir), results, table)}")
@@ -292,7 +292,7 @@ def tuned_searches(
                             criteria, at, console, setting=named(setting))  # fmt: skip
         results.append(result)
         print(f"capacity of {engine.name}:{name} at {_shown(setting)}: "
-              f"{headline(result.as_dict())}")  # fmt: skip
+              f"{headline(result)}")  # fmt: skip
         if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
             console.warn(warning)
         return result

@@ -147,23 +147,22 @@ def _recovery(row: dict[str, Any]) -> list[dict[str, float | None]] | None:
 
 def _capacity(path: Path) -> Entry:
     doc = read_capacity(path)
-    probes = [path / Path(p["run_dir"]).name for p in doc["probes"] if p.get("run_dir")]
+    probes = [path / Path(p.run_dir).name for p in doc.probes if p.run_dir]
     summaries = [load_summary(d) for d in probes if (d / rundir.SUMMARY).is_file()]
     conditions = _conditions(summaries[0] if summaries else None)
-    machine = doc.get("machine") or {}
-    if machine.get("hostname"):
-        conditions["machine"] = _machine_name(machine)
+    if doc.machine.get("hostname"):
+        conditions["machine"] = _machine_name(doc.machine)
     paces = [p for s in summaries if (p := run_pace(s))]
-    stopped = doc.get("stopped")
+    stopped = doc.stopped
     return Entry(
         id=path.name, kind="capacity", time=_time(path, None), path=str(path),
         workload="latency", rate=None, trusted=None,
         warnings=[] if stopped in (None, "converged") else [f"the search stopped: {stopped}"],
-        figures=[Figure(stage=doc["stage"], impl=doc["impl"], runs=len(doc["probes"]),
-                        engine=_probes_engine(summaries, doc["stage"]))],
+        figures=[Figure(stage=doc.stage, impl=doc.impl, runs=len(doc.probes),
+                        engine=_probes_engine(summaries, doc.stage))],
         pace_ms=statistics.median(paces) if paces else None,
-        capacity_mps=doc.get("capacity_mps"), capacity_ci95_mps=doc.get("capacity_ci95_mps"),
-        capacity_bracket_mps=[doc.get("sustainable_mps"), doc.get("first_unsustainable_mps")],
+        capacity_mps=doc.capacity_mps, capacity_ci95_mps=doc.capacity_ci95_mps,
+        capacity_bracket_mps=[doc.sustainable_mps, doc.first_unsustainable_mps],
         **conditions,
     )  # fmt: skip
 

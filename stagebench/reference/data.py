@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ground import rundir
 from ground.errors import ConfigError
+from stagebench.results.capacity import CapacityResult
 from stagebench.results.documents import read_capacity
 
 REFERENCE_DIR = Path("docs") / "reference-data"
@@ -52,7 +53,7 @@ def stored_dir(root: Path, kind: Stored, name: str) -> Path:
     return path
 
 
-def capacity_docs(root: Path, names: list[str]) -> list[dict[str, Any]]:
+def capacity_docs(root: Path, names: list[str]) -> list[CapacityResult]:
     """The capacity.json of each stored capacity search of ``names``, in that order."""
     return [read_capacity(stored_dir(root, "capacity", name)) for name in names]
 

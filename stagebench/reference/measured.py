@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engines.registry import engines
 from ground import rundir
 from stagebench.reference.data import data_links
+from stagebench.results.capacity import CapacityResult
 
 if TYPE_CHECKING:
     from evaluator.result import Summary
@@ -85,18 +86,18 @@ def _machine(summary: "Summary") -> dict[str, Any]:
     return {"cores": cores, "processor": machine.get("processor")}
 
 
-def capacity_line(names: list[str], docs: list[dict[str, Any]], where: Path) -> str:
+def capacity_line(names: list[str], docs: list[CapacityResult], where: Path) -> str:
     """:func:`measured_line` of the stored capacity searches ``names`` (their capacity.json
     ``docs``) for a doc in ``where``; each search's date is that of its directory's name."""
     dates = []
     for name, doc in zip(names, docs, strict=True):
-        stamp = rundir.started_at(Path(str(doc.get("dir") or name)).name) or rundir.started_at(name)
+        stamp = rundir.started_at(Path(doc.dir or name).name) or rundir.started_at(name)
         if stamp:
             dates.append(stamp.strftime("%Y-%m-%d"))
     return measured_line(
         dates,
-        [d.get("machine") or {} for d in docs],
-        [d.get("versions") or {} for d in docs],
+        [d.machine or {} for d in docs],
+        [d.versions or {} for d in docs],
         None,
         data_links(names, where),
     )

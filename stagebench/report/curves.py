@@ -17,17 +17,18 @@ import plotly.graph_objects as go
 from stagebench.report.capacity import label
 from stagebench.report.figures import FLOOR_MS, PROCESS_COLORS, layout
 from stagebench.report.page import figure, link, section
+from stagebench.results.capacity import CapacityResult, Probe
 from stagebench.results.documents import read_capacities, read_capacity
 
 
-def read_set(set_dir: Path) -> tuple[dict[str, Any], list[tuple[Path, dict[str, Any]]]]:
+def read_set(set_dir: Path) -> tuple[dict[str, Any], list[tuple[Path, CapacityResult]]]:
     """capacities.json, and each search's directory with its capacity.json."""
     doc = read_capacities(set_dir)
     searches = [(set_dir / name).resolve() for name in doc["searches"]]
     return doc, [(path, read_capacity(path)) for path in searches]
 
 
-def curves_figure(docs: list[dict[str, Any]]) -> go.Figure:
+def curves_figure(docs: list[CapacityResult]) -> go.Figure:
     """Each search's probes, p50 (filled) and p99 (open) on the offered rate, joined in
     the order of the rate, a colour per engine and stage (searches of one share it);
     every latency target (``--slo``) a dotted line."""
@@ -36,26 +37,25 @@ def curves_figure(docs: list[dict[str, Any]]) -> go.Figure:
     for doc in docs:
         name = label(doc)
         colour = colours.setdefault(name, PROCESS_COLORS[len(colours) % len(PROCESS_COLORS)])
-        probes = sorted((p for p in doc["probes"] if p["p50"] is not None),
-                        key=lambda p: p["rate"])  # fmt: skip
+        probes = sorted((p for p in doc.probes if p.p50 is not None), key=lambda p: p.rate)
         for key, symbol, dash in (("p50", "circle", None), ("p99", "circle-open", "dot")):
             fig.add_trace(
                 go.Scatter(
-                    x=[p["rate"] for p in probes],
-                    y=[max(p[key], FLOOR_MS) for p in probes],
+                    x=[p.rate for p in probes],
+                    y=[max(getattr(p, key) or 0, FLOOR_MS) for p in probes],
                     mode="lines+markers",
                     name=f"{name} {key}",
                     legendgroup=name,
                     marker={"color": colour, "symbol": symbol, "size": 8},
                     line={"color": colour, "dash": dash, "width": 1},
-                    text=[p["verdict"] for p in probes],
+                    text=[p.verdict for p in probes],
                     hovertemplate="%{x:,.0f} msg/s: %{y:,.0f} ms (%{text})",
                 )
             )
         if any(_hides(p) for p in probes):
             fig.add_trace(_intended(name, colour, probes))
-    rates = [p["rate"] for doc in docs for p in doc["probes"]] or [1.0]
-    targets = {q: ms for doc in docs for q, ms in (doc["criteria"].get("slo_ms") or {}).items()}
+    rates = [p.rate for doc in docs for p in doc.probes] or [1.0]
+    targets = {q: ms for doc in docs for q, ms in (doc.criteria.get("slo_ms") or {}).items()}
     for q, ms in sorted(targets.items(), key=lambda item: item[1]):
         fig.add_trace(
             go.Scatter(
@@ -80,18 +80,18 @@ INTENDED_GAP = 0.1
 above its broker-clock p99 (and 10 ms): where the publisher fell behind."""
 
 
-def _hides(probe: dict[str, Any]) -> bool:
+def _hides(probe: Probe) -> bool:
     """Whether the publisher's lag hid latency from this probe's broker-clock p99."""
-    intended, p99 = probe.get("p99_intended"), probe["p99"]
+    intended, p99 = probe.p99_intended, probe.p99 or 0
     return intended is not None and intended > (1 + INTENDED_GAP) * p99 + 10
 
 
-def _intended(name: str, colour: str, probes: list[dict[str, Any]]) -> go.Scatter:
+def _intended(name: str, colour: str, probes: list[Probe]) -> go.Scatter:
     """A search's p99 from the inputs' intended send times, dashed, with crosses."""
-    shown = [p for p in probes if p.get("p99_intended") is not None]
+    shown = [p for p in probes if p.p99_intended is not None]
     return go.Scatter(
-        x=[p["rate"] for p in shown],
-        y=[max(p["p99_intended"], FLOOR_MS) for p in shown],
+        x=[p.rate for p in shown],
+        y=[max(p.p99_intended or 0, FLOOR_MS) for p in shown],
         mode="lines+markers",
         name=f"{name} p99 from intended send time",
         legendgroup=name,

@@ -1,11 +1,14 @@
 """What limited a probe, named from its run's resource summary, each rule at its line."""
 
+from dataclasses import replace
+
 import pytest
 
 from stagebench.capacity import bottleneck
 from stagebench.capacity.bottleneck import name
 from stagebench.capacity.probe import Criteria, judge
 from stagebench.capacity.table import format_table, headline, limit
+from tests.stagebench.capacity.records import record
 from tests.stagebench.capacity.test_search import _summary
 
 
@@ -68,11 +71,9 @@ def test_nothing_saturated_says_the_engine_waits_and_no_samples_say_nothing():
 def searches():
     def doc(resource, process=None, text="why"):
         named = {"resource": resource, "process": process, "text": text}
-        return {"stage": "join", "engine": "flink", "impl": "builtin", "capacity_mps": None,
-                "capacity_ci95_mps": None, "sustainable_mps": 1000.0,
-                "first_unsustainable_mps": 2000.0, "sustainable_mps_per_core": None,
-                "seconds": 60.0, "stopped": "budget", "precision": 0.1, "publisher_limit_mps": None,
-                "bottleneck": {"sustainable": None, "unsustainable": named}}  # fmt: skip
+        return record(engine="flink", sustainable_mps=1000.0, first_unsustainable_mps=2000.0,
+                      seconds=60.0, stopped="budget",
+                      bottleneck={"sustainable": None, "unsustainable": named})  # fmt: skip
 
     return doc
 
@@ -80,7 +81,7 @@ def searches():
 def test_the_table_names_the_commonest_limit_and_the_headline_says_it(searches):
     docs = [searches("thread", "engine"), searches("gc", "engine"), searches("thread", "engine")]
     assert limit(docs) == "thread (engine), gc"
-    assert limit([{**docs[0], "bottleneck": None}]) == "-"  # a search from before it was named
+    assert limit([replace(docs[0], bottleneck=None)]) == "-"  # from before it was named
     assert "limited by" in format_table(docs).splitlines()[0]
     assert headline(searches("none", text="no resource saturated")).endswith(
         "; above it, limited by no resource saturated"

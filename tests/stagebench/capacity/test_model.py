@@ -1,9 +1,10 @@
 """The typed capacity result writes capacity.json exactly as the dict-built one did.
 
 capacity_golden.json holds, for a few hand-made searches, the capacity.json text written
-before :class:`~stagebench.capacity.result.CapacityResult` existed (its machine and
-versions stand-ins), with the ``bottleneck`` and ``setting`` keys added since; the model
-must give the same keys, in the same order, with the same values.
+before :class:`~stagebench.results.capacity.CapacityResult` existed (its machine and
+versions stand-ins), with the ``bottleneck`` key added since and a probe's
+``p99_intended`` written only when known; the model must give the same keys, in the same
+order, with the same values.
 """
 
 import json

@@ -14,12 +14,14 @@ from evaluator.result import Summary
 from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import measure
 from stagebench.capacity.fit import fit_pass
+from stagebench.capacity.markdown import _application_line, markdown
 from stagebench.capacity.probe import Criteria, Probe, judge, parse_slo
 from stagebench.capacity.search import REFINE_PROBES, parse_budget, search
 from stagebench.capacity.table import format_table, headline
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from tests.evaluator.summaries import made_summary
+from tests.stagebench.capacity.records import record
 
 
 def fake(capacity: float, publisher_max: float = float("inf")):
@@ -349,12 +351,12 @@ def test_the_interval_holds_the_capacity_in_simulated_searches():
     assert held >= 0.9 * 200
 
 
-def _doc(stage: str, capacity: float | None, stopped: str, sustainable: float | None) -> dict:
+def _doc(stage: str, capacity: float | None, stopped: str, sustainable: float | None):
     per_core = sustainable / 1.2 if sustainable else None
     interval = [0.9 * capacity, 1.1 * capacity] if capacity else None
-    return {"stage": stage, "impl": "builtin", "capacity_mps": capacity,
-            "capacity_ci95_mps": interval, "sustainable_mps": sustainable,
-            "sustainable_mps_per_core": per_core, "stopped": stopped, "seconds": 600}  # fmt: skip
+    return record(stage=stage, capacity_mps=capacity, capacity_ci95_mps=interval,
+                  sustainable_mps=sustainable, sustainable_mps_per_core=per_core,
+                  stopped=stopped, seconds=600)  # fmt: skip
 
 
 def test_the_table_takes_the_capacity_from_searches_with_a_fit():
@@ -375,31 +377,32 @@ def test_capacity_json_and_the_printed_result_say_the_fit(monkeypatch):
     monkeypatch.setattr(measure, "versions", lambda **_: {})
     probe, _ = fake(capacity=5750)
     found = search(probe, start=500, max_rate=100_000)
-    doc = measure.capacity_result(
+    result = measure.capacity_result(
         "join", "spark", "builtin", found, Criteria(), 1800.0, precision=0.10, growth=2.0,
         out=Path("results/search"), probe={},
-    ).as_dict()  # fmt: skip
+    )  # fmt: skip
+    doc = result.as_dict()
     fit = found.fit
     assert doc["capacity_mps"] == round(fit.capacity_mps, 1)
     assert doc["capacity_ci95_mps"] == [round(v, 1) for v in fit.capacity_ci95_mps]
     assert doc["pass90_mps"] == round(fit.pass90_mps, 1)
     assert doc["pass_curve"]["slope"] < 0 and doc["pass_curve"]["probes"] == len(found.probes)
     low, high = doc["capacity_ci95_mps"]
-    line = headline(doc)
+    line = headline(result)
     assert line.startswith(f"{doc['capacity_mps']:,.0f} msg/s (95 % interval ")
     assert f"{low:,.0f}–{high:,.0f}" in line and "bracketed within 10%" in line
     assert f"passed 90 % of the time at {doc['pass90_mps']:,.0f} msg/s" in line
-    assert "logit P(pass) = " in measure.report(doc)
+    assert "logit P(pass) = " in markdown(result)
 
 
 def test_the_report_says_whether_the_probes_shared_an_application():
     shared = {"stages": ["join/builtin"], "rate": 8000.0, "seconds": 40.0, "alone_mps": []}
-    line = measure._application_line(shared)
+    line = _application_line(shared)
     assert "one Spark application, warmed up first by join/builtin alone at 8,000 msg/s" in line
     assert line.endswith("for 40 s, not measured.")
-    line = measure._application_line({**shared, "alone_mps": [16_000.0, 12_000.0]})
+    line = _application_line({**shared, "alone_mps": [16_000.0, 12_000.0]})
     assert "the probes at 16,000, 12,000 msg/s had jobs of their own" in line
-    assert measure._application_line(None) == "Each probe started a job of its own."
+    assert _application_line(None) == "Each probe started a job of its own."
 
 
 def test_a_probe_after_the_shared_application_stopped_is_named_as_alone(monkeypatch):
@@ -454,10 +457,10 @@ def test_a_probe_that_misses_a_latency_target_fails_with_it(monkeypatch):
     monkeypatch.setattr(measure, "machine", lambda: {"cores": 2})
     monkeypatch.setattr(measure, "versions", lambda **_: {})
     probe, _ = fake(capacity=5750)
-    doc = measure.capacity_result(
+    result = measure.capacity_result(
         "join", "spark", "builtin", search(probe, start=500, max_rate=100_000), slo, 1800.0,
         precision=0.10, growth=2.0, out=Path("results/search"), probe={},
-    ).as_dict()  # fmt: skip
-    assert doc["criteria"]["slo_ms"] == {"p99": 250.0, "p50": 200.0}
-    assert headline(doc).endswith("; under p99 ≤ 250 ms, p50 ≤ 200 ms")
-    assert "and p99 is at most 250 ms, and p50 is at most 200 ms" in measure.report(doc)
+    )  # fmt: skip
+    assert result.as_dict()["criteria"]["slo_ms"] == {"p99": 250.0, "p50": 200.0}
+    assert headline(result).endswith("; under p99 ≤ 250 ms, p50 ≤ 200 ms")
+    assert "and p99 is at most 250 ms, and p50 is at most 200 ms" in markdown(result)

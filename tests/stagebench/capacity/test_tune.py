@@ -9,11 +9,11 @@ import pytest
 from engines.flink.settings import FlinkSettings
 from engines.kafka_streams.settings import KafkaStreamsSettings
 from engines.spark.settings import SparkSettings
-from stagebench.capacity.result import CapacityResult
 from stagebench.capacity.tune import candidates, score, tune
 from stagebench.cli.capacity import with_setting
 from stagebench.config.layers import Settings
 from stagebench.config.profiles import knobs, profile
+from stagebench.results.capacity import CapacityResult
 
 FLINK = {"buffer_timeout_ms": (0, 10, 100), "parallelism": (1, 2)}
 

@@ -17,6 +17,7 @@ from stagebench.reference import render as reference
 from stagebench.reference.blocks import Block, blocks, comparison
 from stagebench.reference.data import PAPERS, stored
 from stagebench.reference.measured import measured_line
+from stagebench.results.documents import read_capacity
 from tests.stagebench.results_dirs import make_suite
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,8 +41,8 @@ def search_dir(results: Path, stamp: str, capacity: float | None, sustainable: f
         "first_unsustainable_mps": 1.2 * sustainable, "publisher_limit_mps": None,
         "precision": 0.1, "bracket_width": 0.2, "stopped": "converged" if fitted else "budget",
         "engine_cores_used": 1.5, "sustainable_mps_per_core": round(sustainable / 1.5, 1),
-        "seconds": 1500.0, "probes": [], "machine": MACHINE, "versions": VERSIONS,
-        "dir": str(out), "growth": 2.0,
+        "criteria": {"max_p50_ms": 10_000.0}, "seconds": 1500.0, "probes": [],
+        "machine": MACHINE, "versions": VERSIONS, "dir": str(out), "growth": 2.0,
     }  # fmt: skip
     (out / rundir.CAPACITY).write_text(json.dumps(doc, indent=2))
     return out
@@ -74,7 +75,7 @@ def test_capacity_searches_stored_render_what_the_command_prints_in_every_doc(tm
         "README.md": [f"reference-capacity: {names}"],
         "docs/capacity.md": [f"reference-capacity: {second.name}"],
     }
-    docs = [json.loads((d / rundir.CAPACITY).read_text()) for d in targets]
+    docs = [read_capacity(d) for d in targets]
     printed = "\n".join([format_table(docs), *(f"search {i}: {headline(d)}" for i, d in
                                                enumerate(docs, 1))])  # fmt: skip
     shown = blocks((root / "README.md").read_text())[Block("reference-capacity", names)]

@@ -9,21 +9,15 @@ import pandas as pd
 from ground import rundir
 from stagebench.capacity.fit import fit_pass
 from stagebench.capacity.measure import _fit_fields
-from stagebench.report.capacity import _conditions, _deciding, deciding_probes
-from stagebench.report.figures import chance_figure
+from stagebench.report.capacity import _conditions, _deciding, chance_figure, deciding_probes
 from tests.evaluator.summaries import summary_doc
+from tests.stagebench.capacity.records import probe, record
 
 START_MS = 1_795_624_012_000
 
 
 def _probe(rate, verdict, run_dir=None, p50=300.0):
-    return {
-        "rate": rate,
-        "verdict": verdict,
-        "p50": p50,
-        "p99": None if p50 is None else 2 * p50,
-        "run_dir": run_dir,
-    }
+    return probe(rate, verdict, p50=p50, p99=None if p50 is None else 2 * p50, run_dir=run_dir)
 
 
 def _run_dir(tmp_path, name, p50s, slope):
@@ -44,13 +38,10 @@ def _run_dir(tmp_path, name, p50s, slope):
 
 def _doc(probes, low, high, fitted=False):
     """capacity.json's document; with ``fitted``, the pass curve over its probes."""
-    fed = [p for p in probes if p["verdict"] != "publisher-bound"]
-    fit = fitted and fit_pass(
-        [p["rate"] for p in fed], [p["verdict"] == "sustainable" for p in fed]
-    )
-    return {"stage": "join", "impl": "builtin", "sustainable_mps": low,
-            "first_unsustainable_mps": high, "probes": probes,
-            "criteria": {"max_p50_ms": 10_000.0}, **_fit_fields(fit or None)}  # fmt: skip
+    fed = [p for p in probes if not p["publisher_bound"]]
+    fit = fitted and fit_pass([p["rate"] for p in fed], [p["sustainable"] for p in fed])
+    return record(sustainable_mps=low, first_unsustainable_mps=high, probes=probes,
+                  **_fit_fields(fit or None))  # fmt: skip
 
 
 def test_the_deciding_probes_are_the_last_at_capacity_and_the_confirmed_failure():
@@ -61,9 +52,9 @@ def test_the_deciding_probes_are_the_last_at_capacity_and_the_confirmed_failure(
         _probe(6730, "unsustainable", "f"), _probe(6730, "unsustainable", "g"),
     ]  # fmt: skip
     chosen = deciding_probes(_doc(probes, 5660, 6730))
-    assert [p["run_dir"] for p in chosen] == ["e", "g"]
+    assert [p.run_dir for p in chosen] == ["e", "g"]
     # a search that never found a sustainable rate has only its failure to show
-    assert [p["run_dir"] for p in deciding_probes(_doc(probes[1:3], None, 8000))] == ["c"]
+    assert [p.run_dir for p in deciding_probes(_doc(probes[1:3], None, 8000))] == ["c"]
     # a probe whose Spark job failed has no run directory, nothing to trace
     assert deciding_probes(_doc([_probe(8000, "unsustainable")], None, 8000)) == []
 
@@ -97,10 +88,10 @@ def test_the_fitted_chance_of_passing_places_every_fed_probe_and_both_crossings(
     # the curve falls through 0.5 at the capacity, within the axis the probes span
     assert curve.x[0] < 500 and curve.x[-1] > 2000
     assert all(a >= b for a, b in zip(curve.y, curve.y[1:], strict=False))
-    at_capacity = min(range(len(curve.x)), key=lambda i: abs(curve.x[i] - doc["capacity_mps"]))
+    at_capacity = min(range(len(curve.x)), key=lambda i: abs(curve.x[i] - doc.capacity_mps))
     assert math.isclose(curve.y[at_capacity], 0.5, abs_tol=0.05)
     for trace, key, level in ((capacity, "capacity", 0.5), (pass90, "pass90", 0.9)):
-        (low, high), value = doc[f"{key}_ci95_mps"], doc[f"{key}_mps"]
+        (low, high), value = getattr(doc, f"{key}_ci95_mps"), getattr(doc, f"{key}_mps")
         assert (tuple(trace.x), tuple(trace.y)) == ((value,), (level,))
         assert trace.error_x.array[0] == high - value and trace.error_x.arrayminus[0] == value - low
         assert f"{value:,.0f} msg/s (95 % interval {low:,.0f}–{high:,.0f})" in trace.name
@@ -111,10 +102,10 @@ def test_the_fitted_chance_of_passing_places_every_fed_probe_and_both_crossings(
 
 def test_the_page_says_what_limited_each_end_and_the_setting_it_ran_at():
     named = {"resource": "thread", "process": "engine", "text": "one thread of the engine"}
-    doc = {"bottleneck": {"sustainable": None, "unsustainable": named},
-           "setting": {"profile": "tuned", "values": {"buffer_timeout_ms": 100}}}  # fmt: skip
+    doc = record(bottleneck={"sustainable": None, "unsustainable": named},
+                 setting={"profile": "tuned", "values": {"buffer_timeout_ms": 100}})  # fmt: skip
     assert _conditions(doc) == [
         "At the lowest unsustainable probe, limited by one thread of the engine.",
         "Ran at the tuned setting: buffer_timeout_ms = 100.",
     ]
-    assert _conditions({}) == []  # a search from before either was recorded
+    assert _conditions(record()) == []  # a search from before either was recorded

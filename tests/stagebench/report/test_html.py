@@ -18,9 +18,11 @@ from ground.errors import ConfigError
 from stagebench.capacity.measure import write_set
 from stagebench.report import curves, figures, tables
 from stagebench.report import html as html_report
-from stagebench.report.capacity import NO_FIT
+from stagebench.report.capacity import NO_FIT, capacity_figure
 from stagebench.report.data import cdf, load_run
 from stagebench.report.page import PLOTLY_JS
+from stagebench.results.documents import read_capacity
+from tests.stagebench.capacity.records import probe, record
 from tests.stagebench.results_dirs import (
     FAULT_AT_S,
     FAULT_S,
@@ -126,14 +128,13 @@ def test_the_ladder_table_shows_latencies_as_the_terminal_table_and_keeps_them_e
 
 def test_the_capacity_plot_places_the_probes_by_verdict():
     probes = [
-        {"rate": 200.0, "verdict": "sustainable", "p50": 0.0, "p99": 10.0},
-        {"rate": 400.0, "verdict": "unsustainable", "p50": 900.0, "p99": 5e3},
-        {"rate": 500.0, "verdict": "unsustainable", "p50": None, "p99": None},  # its job failed
+        probe(200.0, "sustainable", p50=0.0, p99=10.0),
+        probe(400.0, "unsustainable", p50=900.0, p99=5e3),
+        probe(500.0, "unsustainable"),  # its job failed
     ]
-    doc = {"stage": "join", "impl": "builtin", "capacity_mps": 300.0,
-           "capacity_ci95_mps": [250.0, 350.0], "sustainable_mps": 200.0,
-           "criteria": {"max_p50_ms": 10_000.0}, "probes": probes}  # fmt: skip
-    names = [t.name for t in figures.capacity_figure(doc).data]
+    doc = record(capacity_mps=300.0, capacity_ci95_mps=[250.0, 350.0], sustainable_mps=200.0,
+                 probes=probes)  # fmt: skip
+    names = [t.name for t in capacity_figure(doc).data]
     assert names == [
         "p50, sustainable", "p99, sustainable", "p50, unsustainable", "p99, unsustainable",
         "p50 limit 10 s", "capacity (95 % interval 250–350): 300 msg/s",
@@ -229,12 +230,14 @@ def test_a_set_of_searches_draws_their_curves_together(tmp_path):
     results = [SimpleNamespace(dir=str(d)) for d in (spark, flink)]
     out = write_set(tmp_path, results, "stage  capacity msg/s")  # type: ignore[arg-type]
     assert rundir.kind(out) == "capacities"
-    docs = [json.loads((d / rundir.CAPACITY).read_text()) for d in (spark, flink)]
+    docs = [read_capacity(d) for d in (spark, flink)]
     names = [t.name for t in curves.curves_figure(docs).data]
     assert names == ["join p50", "join p99", "flink:join p50", "flink:join p99",
                      "target p99 ≤ 1,000 ms"]  # fmt: skip
     # a probe whose publisher fell behind draws the p99 from the intended send time
-    docs[1]["probes"][-1]["p99_intended"] = 3 * docs[1]["probes"][-1]["p99"] + 100
+    last = docs[1].probes[-1]
+    behind = replace(last, p99_intended=3 * (last.p99 or 0) + 100)
+    docs[1] = replace(docs[1], probes=[*docs[1].probes[:-1], behind])
     names = [t.name for t in curves.curves_figure(docs).data]
     assert names[4] == "flink:join p99 from intended send time" and len(names) == 6
     html = (out / rundir.REPORT_HTML).read_text()
