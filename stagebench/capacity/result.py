@@ -11,7 +11,7 @@ generated from them (:mod:`stagebench.capacity.schema`). The readers of capacity
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.record import Section, as_dict, key_doc
+from evaluator.model.record import Section, as_dict, key_doc
 
 Bounds = list[float]
 """[lo, hi]."""

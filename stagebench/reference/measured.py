@@ -15,7 +15,7 @@ from ground import rundir
 from stagebench.reference.data import data_links
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 
 def _one(values: Iterable[Any]) -> str:

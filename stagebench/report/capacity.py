@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.registry import chosen
-from evaluator.number_format import format_exact
+from evaluator.text.number_format import format_exact
 from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import load_run, located, read_json
