@@ -74,7 +74,7 @@ def child_consume(bootstrap: str, topic: str) -> dict:
     """The floor: every record fetched into Python, nothing else done."""
     from confluent_kafka import TopicPartition
 
-    from evaluator import consume
+    from evaluator.topics import consume
 
     started = time.monotonic()
     consumer = consume._consumer(bootstrap)
@@ -90,7 +90,7 @@ def child_consume(bootstrap: str, topic: str) -> dict:
 def child_evaluate(bootstrap: str, topic: str) -> dict:
     from evaluator.config import EvaluatorConfig
     from evaluator.evaluation import evaluate
-    from evaluator.run_info import RunInfo
+    from evaluator.model.run_info import RunInfo
 
     run = RunInfo(id="bench", stage="join", output_topic=topic)
     started = time.monotonic()

@@ -6,8 +6,8 @@ Spark; seeded, so two runs print the same figures. Six measurements:
 
 - ``intervals``: records of 60 and 300 s, each the second's level (sd 10 ms) plus its
   own noise (sd 10 ms) around 100 ms; the share of 95 % intervals
-  (:func:`evaluator.confidence.percentile_interval`) holding the true p50 and p99, and
-  the share of slope intervals (:func:`evaluator.steady.trend`) holding 0 on the
+  (:func:`evaluator.statistics.confidence.percentile_interval`) holding the true p50 and p99, and
+  the share of slope intervals (:func:`evaluator.statistics.steady.trend`) holding 0 on the
   per-second medians of a flat series. Target: ≥ 93 % each.
 - ``steady``: per-second p50 of 100 ms whose AR(1) wander (φ = 0.8) has an sd of
   ``jitter`` of it, flat or rising 20 % over the period; the shares of each verdict.
@@ -15,7 +15,7 @@ Spark; seeded, so two runs print the same figures. Six measurements:
   "steady" ≤ 10 % (detected ≥ 90 %). With a 10 % jitter, 60 s cannot tell a 10 % drift
   from the wander: most verdicts are "undetermined".
 - ``warmup``: a per-second p50 still falling 15 %/min (the same jitter), looked at as the
-  runner looks (:func:`evaluator.steady.is_settled` every 2 s from 240 to 300 s, windows
+  runner looks (:func:`evaluator.statistics.steady.is_settled` every 2 s from 240 to 300 s, windows
   of 60 s): the share whose warm-up ended although the latency still fell. Target:
   < 10 %. Beside it, the share of flat series that settled by 300 s: what the strictness
   costs (a run that does not settle warms up the full 300 s and says so).
@@ -40,8 +40,8 @@ Spark; seeded, so two runs print the same figures. Six measurements:
 - ``level``: where the latency settles after a fault (:mod:`evaluator.recovery`): a
   baseline of ``LEVEL_BEFORE_S`` seconds at 100 ms and a level of 60 s at 130 ms, each
   per-second p50 an AR(1) wander (φ 0.5 and 0.8, sd 10 %) plus noise of its own (sd
-  5 %); the share of the level's intervals (:func:`evaluator.steady.level`) holding its
-  true median, and of the offsets' (:func:`evaluator.significance.ratio_mover`) holding
+  5 %); the share of the level's intervals (:func:`evaluator.statistics.steady.level`) holding its
+  true median, and of the offsets' (:func:`evaluator.statistics.significance.ratio_mover`) holding
   the true +30 %. Target: ≥ 90 % each.
 
 Prints one JSON line per figure, then a summary line with every target.
@@ -58,9 +58,9 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
-from evaluator.confidence import percentile_interval
-from evaluator.significance import ratio_mover
-from evaluator.steady import is_settled, level, trend
+from evaluator.statistics.confidence import percentile_interval
+from evaluator.statistics.significance import ratio_mover
+from evaluator.statistics.steady import is_settled, level, trend
 
 MEAN_MS, LEVEL_SD_MS, RECORD_SD_MS = 100.0, 10.0, 10.0
 RECORDS_PER_S = 50

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from evaluator.comparison.increments import aggregate
-from evaluator.significance import ALPHA
+from evaluator.statistics.significance import ALPHA
 from stagebench.suite.auto import plan_rounds
 
 HOST_SD, HOST_PHI, RUN_SD, RUN_DF = 0.05, 0.5, 0.05, 4

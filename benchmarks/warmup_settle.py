@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.config import STEADY_TOLERANCE
-from evaluator.steady import RESOLUTION_MS
+from evaluator.statistics.steady import RESOLUTION_MS
 
 
 def settled_after(p50: pd.Series, window: int, final: int) -> dict[str, float | None]:

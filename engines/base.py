@@ -135,7 +135,7 @@ class Engine(Generic[S]):
     """How its windows' event-time clock combines the input topics: "least" (a watermark:
     a window closes once every topic has passed its end), "greatest" (either topic, as
     Kafka Streams' stream time); the evaluator splits a window's latency at the input
-    that closed it (evaluator.closing). None: it runs no window."""
+    that closed it (evaluator.latencies.closing). None: it runs no window."""
     carries_inputs: bool = True
     """Its outputs carry their inputs' broker times and count (``input_ts_latest``,
     ``input_ts_earliest``, ``input_count``), which the evaluator checks. False (a user's

@@ -16,7 +16,7 @@ series each; ``benchmarks/statistics_coverage.py``, ``warmup``)."""
 MIN_BASELINE_SECONDS = 5
 """Seconds with outputs a recovery baseline needs (a median of fewer says little)."""
 STEADY_TOLERANCE = 0.10
-"""Default of ``steady_tolerance``; here, not in :mod:`evaluator.steady`, so that reading
+"""Default of ``steady_tolerance``; here, not in :mod:`evaluator.statistics.steady`, so that reading
 the settings loads no numpy."""
 
 
@@ -102,7 +102,7 @@ class EvaluatorConfig:
         default=STEADY_TOLERANCE,
         metadata={
             "help": "the change of the per-second p50 over the measured period, as a "
-            "share of its median, that still counts as steady (evaluator.steady); a "
+            "share of its median, that still counts as steady (evaluator.statistics.steady); a "
             "run's auto warm-up ends only once its latency has settled to it"
         },
     )

@@ -4,7 +4,7 @@ The flow: refuse topics that break the clock rule (:func:`evaluator.run_topics.c
 docs/method.md#clock), read the topics (:mod:`evaluator.run_topics`), measure them
 (:mod:`evaluator.measure`), build the summary from the measurement
 (:mod:`evaluator.summary`) and write everything into the run directory
-(:mod:`evaluator.report`).
+(:mod:`evaluator.files.report`).
 """
 
 import time
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluator import report
 from evaluator.config import EvaluatorConfig
+from evaluator.files import report
 from evaluator.measure import Measurement, measure
-from evaluator.result import Summary
-from evaluator.run_info import RunInfo
+from evaluator.model.result import Summary
+from evaluator.model.run_info import RunInfo
 from evaluator.run_topics import check_clock, read_from_ms, read_inputs, read_outputs
 from evaluator.summary import build_summary
 from ground import rundir

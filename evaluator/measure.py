@@ -3,7 +3,7 @@ Kafka).
 
 From the outputs and inputs :mod:`evaluator.run_topics` read: the malformed outputs
 set aside, the measured period fixed from the inputs' broker timestamps, each output's
-latency from the inputs that explain it (:mod:`evaluator.checks`), the expected outputs
+latency from the inputs that explain it (:mod:`evaluator.outputs.checks`), the expected outputs
 and completeness, then the statistics and the per-second series, as one
 :class:`Measurement`.
 """
@@ -14,13 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import checks, intended, output_fields, own_job, stats
-from evaluator import expected as exp
-from evaluator.closing import CLOCKS, split
-from evaluator.completeness import completeness, missing_outputs
-from evaluator.confidence import percentile_intervals
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import (
+from evaluator.latencies import intended
+from evaluator.latencies.closing import CLOCKS, split
+from evaluator.latencies.latency import (
     EXPLAINED,
     IN_RANGE,
     LATENCY,
@@ -29,14 +26,20 @@ from evaluator.latency import (
     measured_period,
     with_latencies,
 )
-from evaluator.lateness import input_lateness
-from evaluator.reader import KIND, MALFORMED, TIMESTAMP
-from evaluator.record import Section, Stats
-from evaluator.result import Records, Throughput
-from evaluator.run_info import RunInfo
-from evaluator.steady import steady_state
-from evaluator.throughput import peak_output, throughput
-from evaluator.updates import Updates, split_updates
+from evaluator.latencies.lateness import input_lateness
+from evaluator.latencies.updates import Updates, split_updates
+from evaluator.model.record import Section, Stats
+from evaluator.model.result import Records, Throughput
+from evaluator.model.run_info import RunInfo
+from evaluator.model.throughput import peak_output, throughput
+from evaluator.outputs import checks, own_job
+from evaluator.outputs import expected as exp
+from evaluator.outputs.completeness import completeness, missing_outputs
+from evaluator.statistics import stats
+from evaluator.statistics.confidence import percentile_intervals
+from evaluator.statistics.steady import steady_state
+from evaluator.topics import output_fields
+from evaluator.topics.reader import KIND, MALFORMED, TIMESTAMP
 from ground import contract as s
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
@@ -57,7 +60,7 @@ class Measurement:
     throughput: Throughput
     timeseries: pd.DataFrame
     """Per broker second: inputs, outputs, p50 and p99 latency
-    (:func:`evaluator.stats.timeseries`)."""
+    (:func:`evaluator.statistics.stats.timeseries`)."""
     first_output_ms: int | None
     steady_state: Section | None
     confidence: Section | None
@@ -66,24 +69,24 @@ class Measurement:
     from_ms: int | None = None
     outputs_of_unread_inputs: int | None = None
     input_lateness: Section | None = None
-    """How late the inputs came in event time (:func:`evaluator.lateness.input_lateness`;
+    """How late the inputs came in event time (:func:`evaluator.latencies.lateness.input_lateness`;
     None: a stage without a watermark)."""
     updates: Section | None = None
     """A stage written in update mode: its windows' updates
-    (:meth:`evaluator.updates.Updates.section`); None for the others."""
+    (:meth:`evaluator.latencies.updates.Updates.section`); None for the others."""
     window_closing: Section | None = None
     """A built-in window's latency split at its closing input
-    (:func:`evaluator.closing.split`); None for the other stages."""
+    (:func:`evaluator.latencies.closing.split`); None for the other stages."""
     intended: Section | None = None
-    """The latency from the inputs' intended send time (:func:`evaluator.intended.section`);
-    None when no input was read."""
+    """The latency from the inputs' intended send time
+    (:func:`evaluator.latencies.intended.section`); None when no input was read."""
     by_input: pd.DataFrame | None = None
     """Per broker second of the outputs' latest inputs: the outputs' p50 and p99, for the
     recovery from a fault of a part of the job (:mod:`evaluator.recovery.section`); None
     without one."""
 
     def frames(self) -> dict[str, Any]:
-        """What :func:`evaluator.report.write` draws the run's files from."""
+        """What :func:`evaluator.files.report.write` draws the run's files from."""
         return {"timeseries": self.timeseries, "latencies": self.latencies}
 
 
@@ -102,7 +105,7 @@ class _Explained:
     malformed_by_kind: dict | None
     updates: Updates | None = None
     """A stage written in update mode: what its windows' updates say
-    (:mod:`evaluator.updates`); ``good`` holds each window's complete update."""
+    (:mod:`evaluator.latencies.updates`); ``good`` holds each window's complete update."""
 
 
 def measure(
@@ -114,7 +117,7 @@ def measure(
 ) -> Measurement:
     """The evaluation proper, on read topics.
 
-    ``outputs``/``inputs`` as :func:`evaluator.reader.read_topic` returns them;
+    ``outputs``/``inputs`` as :func:`evaluator.topics.reader.read_topic` returns them;
     ``from_ms``: the topics were read from this broker time on
     (:func:`evaluator.run_topics.read_from_ms`), so an output whose carried input time
     is earlier is left out, its input unread.
@@ -276,7 +279,7 @@ def _figures(
 
 def _well_formed(stage_name: str, outputs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """The valid outputs (their times as int64) and the malformed mask, malformed as
-    :func:`evaluator.output_fields.required_fields` defines it."""
+    :func:`evaluator.topics.output_fields.required_fields` defines it."""
     bad = (
         outputs[MALFORMED].to_numpy(bool) if MALFORMED in outputs else np.zeros(len(outputs), bool)
     )

@@ -3,17 +3,17 @@ output topic and the input topics, from the run's start or from their beginning.
 
 :func:`check_clock` refuses topics that break the clock rule (CreateTime, several
 leaders, leaders that changed during the run; docs/method.md#clock); the outputs and
-the inputs are read with :func:`evaluator.reader.read_topic`, and a record not stamped
+the inputs are read with :func:`evaluator.topics.reader.read_topic`, and a record not stamped
 with LogAppendTime is refused.
 """
 
 import pandas as pd
 
-from evaluator import expected as exp
-from evaluator import output_fields, reader
 from evaluator.config import EvaluatorConfig
-from evaluator.reader import TIMESTAMP_TYPE, check_log_append_time
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
+from evaluator.outputs import expected as exp
+from evaluator.topics import output_fields, reader
+from evaluator.topics.reader import TIMESTAMP_TYPE, check_log_append_time
 from ground import contract as s
 from ground.errors import EvaluationError
 from ground.kafka.topics import check_topics

@@ -1,7 +1,7 @@
-"""A run's :class:`evaluator.result.Summary` (summary.json), built from what an
+"""A run's :class:`evaluator.model.result.Summary` (summary.json), built from what an
 evaluation measured and what the run says about itself.
 
-The keys and what each holds are the model's (:mod:`evaluator.result`, documented in
+The keys and what each holds are the model's (:mod:`evaluator.model.result`, documented in
 docs/results-schema.md); here the sections are put together: the run's own sections
 verbatim, the measurement's, the evaluator's warnings after the run's own, the
 recovery after each disturbance and, for a job started behind a backlog, its catch-up.
@@ -17,9 +17,16 @@ import numpy as np
 import pandas as pd
 import pyarrow
 
-from evaluator import stats
-from evaluator.catchup import catch_up
-from evaluator.caveats import (
+from evaluator.config import EvaluatorConfig
+from evaluator.latencies.catchup import catch_up
+from evaluator.measure import Measurement
+from evaluator.model.record import as_dict
+from evaluator.model.result import Backlog, Evaluation, MeasuredPeriod, Summary
+from evaluator.model.run_info import RunInfo
+from evaluator.model.summary_file import SCHEMA_VERSION
+from evaluator.recovery import section as recovery
+from evaluator.statistics import stats
+from evaluator.text.caveats import (
     SEND_DELAY_WARN_MS,
     distrust,
     missing_warning,
@@ -27,13 +34,6 @@ from evaluator.caveats import (
     send_delay_warning,
     steady_warnings,
 )
-from evaluator.config import EvaluatorConfig
-from evaluator.measure import Measurement
-from evaluator.record import as_dict
-from evaluator.recovery import section as recovery
-from evaluator.result import Backlog, Evaluation, MeasuredPeriod, Summary
-from evaluator.run_info import RunInfo
-from evaluator.summary_file import SCHEMA_VERSION
 from ground.config import as_dict as config_dict
 
 log = logging.getLogger(__name__)

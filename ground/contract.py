@@ -27,7 +27,7 @@ LogAppendTime of the latest/earliest input it was computed from, epoch ms),
 
 Every scalar field has one logical type, in :data:`FIELD_TYPES`: the engines
 derive their Spark types from it (:mod:`engines.spark.schema`), the evaluator its
-Arrow types (:mod:`evaluator.output_fields`), :mod:`ground.malformed` the JSON type an
+Arrow types (:mod:`evaluator.topics.output_fields`), :mod:`ground.malformed` the JSON type an
 input field must have.
 """
 

@@ -2,7 +2,7 @@
 
 The one definition of a **valid input**, shared by the publisher (which
 checks what it replays), the evaluator (which expects outputs from valid
-inputs only: :func:`evaluator.expected.input_kinds`) and the faulty-event
+inputs only: :func:`evaluator.outputs.expected.input_kinds`) and the faulty-event
 workload (which publishes one malformed input of each
 :data:`KINDS` in turn, :mod:`publisher.faulty`). A valid input is a UTF-8 JSON
 object of at most :data:`MAX_INPUT_BYTES` with every field of

@@ -1,6 +1,6 @@
 """A results directory's JSON documents read back, their schema version checked.
 
-summary.json (:mod:`evaluator.summary_file`), comparison.json and capacity.json
+summary.json (:mod:`evaluator.model.summary_file`), comparison.json and capacity.json
 (:mod:`stagebench.results.documents`) are read through :func:`read_versioned`, so a
 document of a version this stagebench does not read is refused with one line naming
 it, the same way for each.

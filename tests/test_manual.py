@@ -22,7 +22,7 @@ from stagebench.config.layers import SET, load, parse_set, section_classes
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERATED = ("results-schema.md", "comparison-schema.md", "capacity-schema.md")
-"""Pages ``python -m evaluator.result_schema`` and ``stagebench.capacity.schema`` write."""
+"""Pages ``python -m evaluator.files.result_schema`` and ``stagebench.capacity.schema`` write."""
 PAGES = ("README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")))
 
 FOREIGN = {

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import caveats
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import Period
+from evaluator.latencies.latency import Period
+from evaluator.model.result import Records
 from evaluator.recovery import section as recovery
-from evaluator.result import Records
+from evaluator.text import caveats
 from stagebench.resources import pace
 from stagebench.resources.summary import MACHINE, machine_warnings
 
@@ -62,7 +62,7 @@ WINDOW = {"kind": "broker-restart", "recovered": False, "level": "new", "settled
 
 
 def evaluator_warnings() -> list[str]:
-    """Every warning of :mod:`evaluator.caveats` and of the recovery, each branch taken:
+    """Every warning of :mod:`evaluator.text.caveats` and of the recovery, each branch taken:
     every count of ``records`` non-zero, every verdict of the steadiness."""
     records = {f.name: 5 for f in dataclasses.fields(Records)}
     config = EvaluatorConfig(warmup_s=0)

@@ -8,8 +8,9 @@ of the stage table is (:func:`evaluator.comparison.increments.increment`):
 
 - at least :data:`~evaluator.comparison.increments.MIN_RUNS` runs on each side: Welch's t on the
   runs' values, so run-to-run variation is in the interval; the comparison's tests (p50
-  and p99 of every stage) are judged together (:data:`~evaluator.significance.CORRECTION`):
-  the interval shown holds jointly with the others at 95 %, and the verdict is
+  and p99 of every stage) are judged together
+  (:data:`~evaluator.statistics.significance.CORRECTION`): the interval shown holds
+  jointly with the others at 95 %, and the verdict is
   ``slower`` or ``faster`` where it excludes 0, else ``no significant difference``;
 - fewer: the runs' own intervals combined, shown, and no verdict (:data:`NO_VERDICT`):
   runs of one stage land further apart than one run's interval says.
@@ -32,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 from evaluator.comparison.differences import compared_settings, differences, shown
 from evaluator.comparison.increments import MIN_RUNS, WITHIN_RUN, increment
 from evaluator.comparison.rows import CI_QUANTILES, run_pace, run_row
-from evaluator.significance import ALPHA, CORRECTION, adjusted, joint_level
-from evaluator.summary_file import load_summary
+from evaluator.model.summary_file import load_summary
+from evaluator.statistics.significance import ALPHA, CORRECTION, adjusted, joint_level
 from ground.errors import EvaluationError
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 SLOWER, FASTER, SAME, WITHHELD = "slower", "faster", "no significant difference", "no verdict"
 NO_VERDICT = (
@@ -143,7 +144,7 @@ def changes(
     """The p50 and p99 changes of every stage both sides have, from per-run rows
     (:func:`evaluator.comparison.rows.run_row`: stage, impl, p50, p99, p50_ci95, p99_ci95), in
     the order of A's stages; the tests of all of them judged together
-    (:data:`~evaluator.significance.CORRECTION`).
+    (:data:`~evaluator.statistics.significance.CORRECTION`).
     EvaluationError when a side holds one stage in two implementations."""
     a, b = _by_stage(a_runs, "A"), _by_stage(b_runs, "B")
     found: list[tuple[str, tuple[str, str], str, dict[str, Any], tuple[int, int]]] = []

@@ -8,7 +8,7 @@ from evaluator.comparison.compare import Comparison
 from evaluator.comparison.engines import EngineDifference
 from evaluator.comparison.increments import MARK, MIN_RUNS, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
-from evaluator.number_format import format_estimate, format_ms
+from evaluator.text.number_format import format_estimate, format_ms
 
 HEADERS = ("stage", "p50 ms [95 %]", "p99 ms", "+p50 ms [95 %]", "over", "verdict", MARK)
 LEFT = (True, False, False, False, True, True, True)

@@ -42,10 +42,10 @@ from evaluator.comparison.increments import (
 )
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, run_row
-from evaluator.confidence import LEVEL
-from evaluator.number_format import format_ms
-from evaluator.significance import CORRECTION, PAIR_DRIFT, pace_spread
-from evaluator.summary_file import load_summary
+from evaluator.model.summary_file import load_summary
+from evaluator.statistics.confidence import LEVEL
+from evaluator.statistics.significance import CORRECTION, PAIR_DRIFT, pace_spread
+from evaluator.text.number_format import format_ms
 from ground.errors import EvaluationError
 
 
@@ -75,13 +75,13 @@ class Comparison:
 
     @property
     def pace_spread(self) -> float | None:
-        """:func:`~evaluator.significance.pace_spread` of all the runs' paces."""
+        """:func:`~evaluator.statistics.significance.pace_spread` of all the runs' paces."""
         return pace_spread(self.paces_ms)
 
     @property
     def pace_drift(self) -> float | None:
         """How far apart two runs' paces fall at that spread
-        (:data:`~evaluator.significance.PAIR_DRIFT`)."""
+        (:data:`~evaluator.statistics.significance.PAIR_DRIFT`)."""
         spread = self.pace_spread
         return None if spread is None else round(spread * PAIR_DRIFT, 4)
 

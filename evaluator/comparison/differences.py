@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 # What two runs of one comparison must share besides stage, engine and implementation:
 # these keys of summary.json's ``run`` section, and every key of these ``config``

@@ -15,7 +15,7 @@ from itertools import combinations
 from typing import Any
 
 from evaluator.comparison.rows import CI_QUANTILES
-from evaluator.record import key_doc
+from evaluator.model.record import key_doc
 from ground.stages import stage
 
 STATELESS = "stateless"

@@ -16,7 +16,7 @@ How an increment is judged depends on how its runs were made:
   measures only within-run precision, and the increment gets no verdict. Runs
   of a join whose own intervals said ±2 % differed by up to 19 %.
 
-The tests of one table are judged together (:data:`~evaluator.significance.CORRECTION`):
+The tests of one table are judged together (:data:`~evaluator.statistics.significance.CORRECTION`):
 each interval printed beside a verdict holds jointly with the table's others at 95 %,
 and the verdict is "significant" exactly when it excludes 0. The table names the
 smallest difference it leaves within noise and the rounds the spread seen says it needs
@@ -32,10 +32,9 @@ import numpy as np
 from evaluator.comparison.engines import EngineDifference, engine_differences
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES, QUANTILES
-from evaluator.confidence import runs_interval
-from evaluator.number_format import format_ms
 from evaluator.recovery import section as recovery
-from evaluator.significance import (
+from evaluator.statistics.confidence import runs_interval
+from evaluator.statistics.significance import (
     MAX_ROUNDS,
     PAIR_DRIFT,
     TTest,
@@ -46,6 +45,7 @@ from evaluator.significance import (
     paired_t,
     welch,
 )
+from evaluator.text.number_format import format_ms
 from ground.stages import STAGES, chain
 
 ACROSS_RUNS = "across runs"
@@ -224,15 +224,15 @@ def increment(
     increment_pXX_method:
 
     - :data:`PAIRED`, at least :data:`MIN_RUNS` rounds: Student-t on the
-      per-round differences (:func:`~evaluator.significance.paired_t`);
+      per-round differences (:func:`~evaluator.statistics.significance.paired_t`);
     - :data:`WELCH`, at least :data:`MIN_RUNS` runs of each stage made apart:
-      Welch–Satterthwaite on the runs' values (:func:`~evaluator.significance.welch`);
+      Welch–Satterthwaite on the runs' values (:func:`~evaluator.statistics.significance.welch`);
     - :data:`WITHIN_RUN`, fewer runs, each with its own within-run interval: the
-      increment's interval from those (:func:`~evaluator.significance.mover`), no
+      increment's interval from those (:func:`~evaluator.statistics.significance.mover`), no
       p-value (no verdict: :data:`NO_VERDICT`);
 
     and increment_pXX_p, the test's two-sided p-value, with increment_pXX_test the
-    test itself (:class:`~evaluator.significance.TTest`), for :func:`judge` (None
+    test itself (:class:`~evaluator.statistics.significance.TTest`), for :func:`judge` (None
     without a test).
     """
     out: dict[str, Any] = {f"increment_{q}": None, f"increment_{q}_rounds": None}
@@ -291,7 +291,7 @@ def _pairs(
 def judge(tests: list[tuple[dict[str, Any], str, str]]) -> list[Resolution]:
     """Judge a table's tests together: each (entry, key, what) where the entry holds
     ``key``_p and ``key``_test (:func:`increment`) gets ``key``_p_adjusted,
-    ``key``_ci95_joint (the interval at :func:`~evaluator.significance.joint_level` of
+    ``key``_ci95_joint (the interval at :func:`~evaluator.statistics.significance.joint_level` of
     the table's tests) and ``key``_significant (that interval excludes 0), each None
     where no test; ``key``_test is removed. Returns the differences left within noise,
     each described by its ``what``, of the p50s every table shows, of :data:`CLOCK_MS`

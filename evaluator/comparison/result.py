@@ -4,7 +4,7 @@
 ``stages`` (:meth:`ComparisonRow.as_dict`).
 
 Each field's ``metadata["doc"]`` says what its key holds: docs/comparison-schema.md is
-generated from them (:mod:`evaluator.result_schema`). The per-percentile fields are flat
+generated from them (:mod:`evaluator.files.result_schema`). The per-percentile fields are flat
 (``increment_p50_ci95``, …), as comparison.json's keys are; a reader that loops over the
 percentiles takes them with ``getattr(row, f"increment_{q}_ci95")``.
 """
@@ -12,7 +12,7 @@ percentiles takes them with ``getattr(row, f"increment_{q}_ci95")``.
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.record import as_dict, key_doc
+from evaluator.model.record import as_dict, key_doc
 
 Bounds = list[float]
 """[lo, hi]."""

@@ -10,14 +10,14 @@ import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evaluator.model.summary_file import load_summary
 from evaluator.recovery import section as recovery
-from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 from ground.stages import PROCESSING_TIME, STAGES
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 QUANTILES = ("p50", "p95", "p99")
 CI_QUANTILES = ("p50", "p99")
@@ -33,7 +33,7 @@ def run_row(run_dir: Path, summary: "Summary | None" = None) -> dict[str, Any]:
     evaluated run (``summary``: its summary.json, loaded when not given).
 
     EvaluationError naming the file when summary.json is missing, not JSON, of another
-    schema version or not whole (:func:`evaluator.summary_file.load_summary`), or when a
+    schema version or not whole (:func:`evaluator.model.summary_file.load_summary`), or when a
     figure the row takes is missing or of the wrong type. Intervals are None where the
     summary has none (a summary of the former Spark evaluator, a period too short for
     its sections), steadiness where it has no verdict, the pace for a run not made by

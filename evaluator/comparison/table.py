@@ -1,6 +1,6 @@
 """The stage table as text: a terminal table and the same in Markdown, with what its
 numbers mean and its rows' warnings underneath (the numbers: :mod:`evaluator.comparison.compare`,
-each formatted by :mod:`evaluator.number_format`)."""
+each formatted by :mod:`evaluator.text.number_format`)."""
 
 from collections import Counter
 from collections.abc import Callable
@@ -10,9 +10,9 @@ from evaluator.comparison.compare import Comparison
 from evaluator.comparison.increments import ACROSS_RUNS, MARK, NO_VERDICT, PAIRED, WELCH, WITHIN_RUN
 from evaluator.comparison.result import ComparisonRow
 from evaluator.comparison.rows import CI_QUANTILES
-from evaluator.number_format import format_cell, format_estimate, format_ms
 from evaluator.recovery.section import FIGURES, figures_text
-from evaluator.significance import ALPHA
+from evaluator.statistics.significance import ALPHA
+from evaluator.text.number_format import format_cell, format_estimate, format_ms
 
 INCREMENT_NOTE = (
     "the stage's pXX − that of the stage under 'over' (difference of percentiles, ms; in "

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 
 from evaluator.config import SETTLE_WINDOWS
-from evaluator.number_format import format_estimate
 from evaluator.recovery.windows import (
     BY_INPUT,
     BY_OUTPUT,
@@ -18,6 +17,7 @@ from evaluator.recovery.windows import (
     Window,
     recoveries,
 )
+from evaluator.text.number_format import format_estimate
 
 
 def summarise(found: Sequence[Recovery]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Each disturbance window of a run judged: how long latency stays inflated after it.
 
-Pure functions on the per-second series (:func:`evaluator.stats.timeseries`) and
+Pure functions on the per-second series (:func:`evaluator.statistics.stats.timeseries`) and
 disturbance windows in broker time (the periodic burst's bursts, a fault's
 outage), so bursts and faults are judged by one measure (docs/method.md#recovery).
 Per window:
@@ -32,14 +32,14 @@ Per window:
   the search (the next window's start, or the end of the measured period) is settled
   when its span cut into :data:`~evaluator.config.SETTLE_WINDOWS` windows gives medians
   that agree within ``threshold`` (the warm-up's settle rule,
-  :func:`evaluator.steady.settled_throughout`, at the recovery's own precision: a
+  :func:`evaluator.statistics.steady.settled_throughout`, at the recovery's own precision: a
   level is told apart from the one before to ``threshold``, so it is resolved to that
   too), and its first :data:`HOLD_S` seconds
   with outputs lie within ``threshold`` of its median; the first such second is where
   the latency settled, and the stretch's median, with its interval
-  (:func:`evaluator.steady.level`), is the new **level**. Its **offset** from the
+  (:func:`evaluator.statistics.steady.level`), is the new **level**. Its **offset** from the
   baseline is level / baseline − 1, with the interval of a ratio (MOVER,
-  :func:`evaluator.significance.ratio_mover`) of the two medians' intervals. The level
+  :func:`evaluator.statistics.significance.ratio_mover`) of the two medians' intervals. The level
   is a new one when the offset's interval lies wholly beyond ``threshold`` (the
   latency shown to be elsewhere, recovered or not), or when the latency did not
   recover and the offset is beyond ``threshold``; otherwise it is the one before when
@@ -65,8 +65,8 @@ import numpy as np
 import pandas as pd
 
 from evaluator.config import MIN_BASELINE_SECONDS, SETTLE_WINDOWS
-from evaluator.significance import ratio_mover
-from evaluator.steady import MIN_POINTS, level, settled_throughout
+from evaluator.statistics.significance import ratio_mover
+from evaluator.statistics.steady import MIN_POINTS, level, settled_throughout
 from ground.contract import SECOND_MS
 from ground.errors import EvaluationError
 
@@ -189,7 +189,7 @@ def recoveries(
 
     ``series``: columns ``second`` (epoch s, consecutive), ``output_count`` and
     ``latency_p50_ms`` (NaN in seconds without outputs), as
-    :func:`evaluator.stats.timeseries` returns them. ``until_ms``: where a settled
+    :func:`evaluator.statistics.stats.timeseries` returns them. ``until_ms``: where a settled
     level's stretch ends at the latest (the measured period's end; None: the series').
     ``usage``: resources.csv's rows (``time_ms``, ``process``, ``cpu_percent``,
     ``gc_ms_per_s``), for the cause of a fault of one process.

@@ -1,6 +1,6 @@
 """One probe of a capacity search: what a sustainable probe must meet (:class:`Criteria`)
 and the verdict on its run's summary (:func:`judge`), a pass, a failure, or a probe the
-publisher could not feed. Pure: it reads the run's :class:`~evaluator.result.Summary`.
+publisher could not feed. Pure: it reads the run's :class:`~evaluator.model.result.Summary`.
 """
 
 import re
@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from evaluator.result import Summary
-from evaluator.stats import PERCENTILES
+from evaluator.model.result import Summary
+from evaluator.statistics.stats import PERCENTILES
 from ground.config import require
 from ground.errors import ConfigError
 from stagebench.capacity import bottleneck

@@ -1,12 +1,12 @@
 """docs/capacity-schema.md, generated from :class:`stagebench.results.capacity.CapacityResult`.
 
 capacity.json's keys are documented once, in the fields' ``metadata["doc"]``; this page is
-made from them as the result model's pages are (:func:`evaluator.result_schema.record_page`),
+made from them as the result model's pages are (:func:`evaluator.files.result_schema.record_page`),
 and a unit test compares the committed page with :func:`capacity_markdown`.
 ``python -m stagebench.capacity.schema`` writes it.
 """
 
-from evaluator.result_schema import DOCS, record_page
+from evaluator.files.result_schema import DOCS, record_page
 from stagebench.results.capacity import CapacityResult
 
 PAGE = DOCS / "capacity-schema.md"

@@ -15,7 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from evaluator.summary_file import load_summary
+from evaluator.model.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, EvaluationError
 from stagebench.cli.shared import WIDE, Subparsers, flag

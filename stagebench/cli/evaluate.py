@@ -16,7 +16,7 @@ from stagebench.cli.options import EVALUATE_FIELDS
 from stagebench.cli.shared import Subparsers, add_bootstrap, flag
 
 if TYPE_CHECKING:  # pandas, which this module leaves to the command that runs
-    from evaluator.run_info import RunInfo
+    from evaluator.model.run_info import RunInfo
 
 
 REMOVED = frozenset({"plots", "log_scale", "engine"})
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_info(args: argparse.Namespace) -> "RunInfo":
-    from evaluator.run_info import RunInfo, load_run
+    from evaluator.model.run_info import RunInfo, load_run
 
     overrides = {
         "output_topic": args.output_topic,

@@ -27,7 +27,7 @@ def add(sub: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evaluator.summary_file import is_incomplete
+    from evaluator.model.summary_file import is_incomplete
     from stagebench.history.index import record_or_warn
     from stagebench.report.summary_table import format_runs
     from stagebench.run.runner import execute

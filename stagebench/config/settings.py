@@ -94,8 +94,8 @@ class RunConfig:
         metadata={
             "help": "auto warm-up: seconds per window of per-second latencies; the "
             f"medians of {SETTLE_WINDOWS} windows in a row must agree within [evaluator] "
-            "steady_tolerance (evaluator.steady.is_settled); a run whose longest warm-up "
-            "is shorter than those windows warns that it could not settle"
+            "steady_tolerance (evaluator.statistics.steady.is_settled); a run whose longest "
+            "warm-up is shorter than those windows warns that it could not settle"
         },
     )
     profile: Literal["latency", "throughput"] = field(

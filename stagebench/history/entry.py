@@ -2,7 +2,7 @@
 
 The history (:mod:`stagebench.history.index`) is an index, not a record of its own:
 every figure in it comes from a run's summary.json (read through
-:func:`evaluator.summary_file.load_summary`), a suite's comparison.json or a capacity
+:func:`evaluator.model.summary_file.load_summary`), a suite's comparison.json or a capacity
 search's capacity.json, so the index can be rebuilt from the directories at any time.
 A suite is one entry, with a figure per stage; its runs, which sit beside it in the
 results directory, belong to it and are no entries of their own. A capacity search's
@@ -19,14 +19,14 @@ from engines.registry import engine_for
 from evaluator.comparison.differences import compared_settings, shown
 from evaluator.comparison.rows import run_pace, trigger, variant
 from evaluator.comparison.table import steady_text
+from evaluator.model.summary_file import load_summary
 from evaluator.recovery.section import FIGURES, figures
-from evaluator.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 from stagebench.results.documents import read_capacity, read_comparison
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 NOT_KEY = {"stage", "impl", "rate", "workload", "results_dir"}
 """Settings with a column of their own, or no bearing on a figure: not repeated among an

@@ -3,8 +3,8 @@ lines under its first, only the columns that say something about the entries lis
 
 from collections.abc import Callable, Sequence
 
-from evaluator.number_format import format_estimate, format_ms
 from evaluator.recovery.section import figures_text
+from evaluator.text.number_format import format_estimate, format_ms
 from stagebench.history.entry import Entry, Figure
 from stagebench.history.series import STATS, Found, Series, found_steps
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.table import format_table
-from evaluator.summary_file import load_summary
+from evaluator.model.summary_file import load_summary
 from ground import rundir
 from stagebench.capacity.table import format_table as capacity_table
 from stagebench.capacity.table import headline

@@ -16,7 +16,7 @@ from stagebench.reference.data import data_links
 from stagebench.results.capacity import CapacityResult
 
 if TYPE_CHECKING:
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 
 def _one(values: Iterable[Any]) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from engines.base import IMPLS
 from engines.registry import NAMES, engine
 from evaluator.comparison.result import ComparisonRow
-from evaluator.number_format import format_estimate, format_exact, format_ms
+from evaluator.text.number_format import format_estimate, format_exact, format_ms
 from ground.stages import STAGES
 from stagebench.reference.data import relative
 

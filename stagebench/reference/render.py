@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from evaluator.summary_file import load_summary
+from evaluator.model.summary_file import load_summary
 from ground import rundir
 from ground.errors import ConfigError, StagebenchError
 from stagebench.reference.blocks import Block, blocks, body, rewrite
@@ -34,7 +34,7 @@ GENERATED = tuple(
     Path("docs") / name
     for name in ("results-schema.md", "comparison-schema.md", "capacity-schema.md")
 )
-"""Docs generated from the result models (:mod:`evaluator.result_schema`,
+"""Docs generated from the result models (:mod:`evaluator.files.result_schema`,
 :mod:`stagebench.capacity.schema`), never rendered here."""
 
 

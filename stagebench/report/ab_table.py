@@ -8,8 +8,8 @@ from typing import Any
 
 from evaluator.comparison.ab import WITHHELD, ABComparison, Change, Regression
 from evaluator.comparison.increments import WITHIN_RUN
-from evaluator.number_format import format_estimate, format_ms
-from evaluator.significance import ALPHA
+from evaluator.statistics.significance import ALPHA
+from evaluator.text.number_format import format_estimate, format_ms
 
 # (header, left-aligned, cell of a change)
 _COLUMNS = (

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from engines.registry import chosen
-from evaluator.number_format import format_exact
+from evaluator.text.number_format import format_exact
 from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import load_run, located, read_json

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import hdrlog
-from evaluator.result import Summary
-from evaluator.summary_file import load_summary
+from evaluator.files import hdrlog
+from evaluator.model.result import Summary
+from evaluator.model.summary_file import load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 

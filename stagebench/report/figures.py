@@ -17,8 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from evaluator.record import Stats
-from evaluator.result import Summary
+from evaluator.model.record import Stats
+from evaluator.model.result import Summary
 from stagebench.report.data import Cdf
 from stagebench.resources.sampler import MACHINE, OUTSIDE
 

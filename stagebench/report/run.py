@@ -6,7 +6,7 @@ disturbance window from summary.json's ``recovery`` and marks where latency reco
 
 from html import escape
 
-from evaluator.number_format import format_exact
+from evaluator.text.number_format import format_exact
 from ground import rundir
 from stagebench.report import figures, tables
 from stagebench.report.data import RunData

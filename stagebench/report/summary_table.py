@@ -4,9 +4,9 @@ completeness, and each run's warnings underneath."""
 from collections.abc import Callable
 from typing import Any
 
-from evaluator.number_format import format_cell, format_estimate, format_ms
+from evaluator.model.result import Summary
 from evaluator.recovery.section import cause_text, settled_text, statistic
-from evaluator.result import Summary
+from evaluator.text.number_format import format_cell, format_estimate, format_ms
 
 
 def _with_interval(summary: Summary, q: str) -> str:

@@ -3,7 +3,7 @@
 Every number keeps summary.json's (or comparison.json's, capacity.json's) value in a
 ``data-value`` attribute beside its shown text, so a reader of the page, and the browser
 test, can take the exact figure; ``data-stat`` (and ``data-stage`` in a ladder) names it.
-Latencies are shown as the terminal tables show them (:mod:`evaluator.number_format`):
+Latencies are shown as the terminal tables show them (:mod:`evaluator.text.number_format`):
 whole ms from 10 ms, a value and its interval to one precision.
 """
 
@@ -11,18 +11,18 @@ import re
 from html import escape
 from typing import Any
 
-from evaluator.caveats import seconds_worth
 from evaluator.comparison.increments import WITHIN_RUN
-from evaluator.number_format import estimate_digits, format_exact, format_interval, format_ms
-from evaluator.record import as_dict
+from evaluator.model.record import as_dict
+from evaluator.model.result import Records, Summary
 from evaluator.recovery.section import cause_text, level_text
-from evaluator.result import Records, Summary
+from evaluator.text.caveats import seconds_worth
+from evaluator.text.number_format import estimate_digits, format_exact, format_interval, format_ms
 
 STATS = ("count", "mean", "min", "p50", "p95", "p99", "p99_9", "p99_99", "max")
 
 
 def num(value: Any, shown: str | None = None, **data: str) -> str:
-    """A number's cell: ``shown``, else :func:`~evaluator.number_format.format_exact`;
+    """A number's cell: ``shown``, else :func:`~evaluator.text.number_format.format_exact`;
     exact in ``data-value``."""
     attrs = "".join(f' data-{k}="{escape(v)}"' for k, v in data.items())
     exact = "" if value is None else f' data-value="{escape(repr(value))}"'

@@ -35,7 +35,7 @@ CHANGE_WARN = 0.15
 a smaller change lies within the timing's own noise on an idle machine (the pace before
 and after of each stored run in docs/reference-data/ shows its size). Across the runs of
 a comparison the spread is a median absolute deviation instead, set beside each
-increment it could explain (evaluator.significance.pace_spread)."""
+increment it could explain (evaluator.statistics.significance.pace_spread)."""
 
 
 class Pace(TypedDict):

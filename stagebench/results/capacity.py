@@ -12,7 +12,7 @@ generated from them (:mod:`stagebench.capacity.schema`).
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from evaluator.record import Section, as_dict, from_dict, key_doc
+from evaluator.model.record import Section, as_dict, from_dict, key_doc
 
 Bounds = list[float]
 """[lo, hi]."""

@@ -15,7 +15,7 @@ import psutil
 
 from engines import registry
 from engines.base import Engine
-from evaluator.run_info import RunMetadata
+from evaluator.model.run_info import RunMetadata
 from ground.jvm.java import java_executable, java_version
 from ground.kafka import KAFKA_VERSION, client
 from stagebench import __version__

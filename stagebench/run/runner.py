@@ -34,9 +34,9 @@ from typing import Any
 
 from evaluator.config import SETTLE_WINDOWS
 from evaluator.evaluation import evaluate
-from evaluator.lateness import dropped_by_watermark
-from evaluator.result import Summary
-from evaluator.run_info import RunInfo, RunMetadata, save_run
+from evaluator.latencies.lateness import dropped_by_watermark
+from evaluator.model.result import Summary
+from evaluator.model.run_info import RunInfo, RunMetadata, save_run
 from ground import files, rundir
 from ground.errors import FileError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id

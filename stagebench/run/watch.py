@@ -6,7 +6,7 @@ LogAppendTime − the carried ``input_ts_latest``, one clock; a user's job that 
 its input, by the timestamp of that input, read from the input topics). The runner asks
 :meth:`OutputWatcher.settled` every few seconds: warm-up is over once the
 per-second median has settled over several consecutive windows
-(:func:`evaluator.steady.is_settled`). The evaluator later recomputes every
+(:func:`evaluator.statistics.steady.is_settled`). The evaluator later recomputes every
 latency from the topics; the watcher only decides when to start measuring.
 """
 
@@ -22,7 +22,7 @@ import numpy as np
 from confluent_kafka import Consumer, KafkaException
 
 from evaluator.config import STEADY_TOLERANCE
-from evaluator.steady import is_settled
+from evaluator.statistics.steady import is_settled
 from ground.contract import (
     INPUT_TS_LATEST,
     SECOND_MS,
@@ -176,7 +176,7 @@ class OutputWatcher:
 
     def settled(self, window_s: float, tolerance: float = STEADY_TOLERANCE) -> bool:
         """Whether the per-second median has settled to ``tolerance`` over the last
-        windows of ``window_s`` seconds (:func:`evaluator.steady.is_settled`).
+        windows of ``window_s`` seconds (:func:`evaluator.statistics.steady.is_settled`).
 
         The newest second is left out: it is still being written.
         """

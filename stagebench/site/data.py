@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evaluator.number_format import format_estimate
+from evaluator.text.number_format import format_estimate
 from ground import rundir
 from stagebench.history.entry import Entry
 from stagebench.history.series import NOT_COMPARED, STATS, Found, Point, Series, found_steps

@@ -15,7 +15,7 @@ rate of a fixed number of rounds.
 from dataclasses import dataclass
 
 from evaluator.comparison.increments import MIN_RUNS, Resolution
-from evaluator.significance import MAX_ROUNDS
+from evaluator.statistics.significance import MAX_ROUNDS
 
 
 @dataclass(frozen=True)

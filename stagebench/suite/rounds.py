@@ -27,8 +27,8 @@ from typing import TypedDict
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.increments import MIN_RUNS
 from evaluator.comparison.table import to_markdown
-from evaluator.significance import MAX_ROUNDS
-from evaluator.summary_file import is_incomplete
+from evaluator.model.summary_file import is_incomplete
+from evaluator.statistics.significance import MAX_ROUNDS
 from ground import files, rundir
 from ground.errors import StagebenchError
 from ground.kafka.naming import new_run_id

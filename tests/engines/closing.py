@@ -1,24 +1,24 @@
 """Which input closed each of a window stage's outputs, read back from its topics
 (docs/method.md#window-closing): shared by the engines' pipeline tests.
 
-A built-in window may go out once its **closing input** (:func:`evaluator.closing.closing_times`)
-has moved the engine's event-time clock the watermark delay past its end. The tests then
-publish nothing more until the job has drained, so a window written before the next input
-was closed by that input, not by a later one: an order of broker appends, not a latency
-bound. Kafka Streams' hopping window over the closed seconds failed it: it went out only
-once a later second arrived.
+A built-in window may go out once its **closing input**
+(:func:`evaluator.latencies.closing.closing_times`) has moved the engine's event-time clock
+the watermark delay past its end. The tests then publish nothing more until the job has
+drained, so a window written before the next input was closed by that input, not by a later
+one: an order of broker appends, not a latency bound. Kafka Streams' hopping window over
+the closed seconds failed it: it went out only once a later second arrived.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from evaluator.closing import EventClock, closing_times
 from evaluator.config import EvaluatorConfig
-from evaluator.expected import valid_mask
-from evaluator.reader import TIMESTAMP
-from evaluator.run_info import RunInfo
+from evaluator.latencies.closing import EventClock, closing_times
+from evaluator.model.run_info import RunInfo
+from evaluator.outputs.expected import valid_mask
 from evaluator.run_topics import read_inputs, read_outputs
+from evaluator.topics.reader import TIMESTAMP
 from ground import contract as s
 
 

@@ -1,4 +1,4 @@
-"""Whole :class:`~evaluator.result.Summary` records made in a test from the sections it
+"""Whole :class:`~evaluator.model.result.Summary` records made in a test from the sections it
 cares about: the rest is summary_golden.json's run that read no input, without its
 steadiness and intervals, with no versions, with the sections added since (null)."""
 
@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.record import from_dict
-from evaluator.result import Summary
+from evaluator.model.record import from_dict
+from evaluator.model.result import Summary
 
 GOLDEN = Path(__file__).with_name("summary_golden.json")
 RECORDS = ("period", "records", "throughput", "evaluation")

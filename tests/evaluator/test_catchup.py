@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.catchup import catch_up
+from evaluator.latencies.catchup import catch_up
 
 EPOCH_S = 1_700_000_000
 

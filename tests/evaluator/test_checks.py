@@ -3,8 +3,8 @@
 import numpy as np
 import pandas as pd
 
-from evaluator import checks
-from evaluator.expected import expected_outputs
+from evaluator.outputs import checks
+from evaluator.outputs.expected import expected_outputs
 from ground import contract as s
 from ground.stages import stage
 from tests.evaluator.test_expected import ROWS, T0, valued

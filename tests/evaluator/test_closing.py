@@ -1,12 +1,12 @@
-"""A window's latency split at the input that let it close (evaluator.closing)."""
+"""A window's latency split at the input that let it close (evaluator.latencies.closing)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.closing import closing_times, split
-from evaluator.latency import LATENCY
-from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.latencies.closing import closing_times, split
+from evaluator.latencies.latency import LATENCY
+from evaluator.topics.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
 
 

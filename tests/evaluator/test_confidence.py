@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluator.confidence import (
+from evaluator.statistics.confidence import (
     MIN_SECTION_S,
     SECTIONS,
     percentile_interval,

@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate, measure_topics
-from evaluator.run_info import RunInfo, save_run
+from evaluator.model.run_info import RunInfo, save_run
 from ground import contract as s
 from ground.errors import EvaluationError, TopicError
 from ground.kafka.topics import create_topics
@@ -375,7 +375,7 @@ def test_malformed_outputs_are_counted(kafka_bootstrap, unique, tmp_path):
 
 def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):
     """The last offset is a transaction marker, not a record: reading still ends."""
-    from evaluator.reader import TIMESTAMP, read_topic
+    from evaluator.topics.reader import TIMESTAMP, read_topic
 
     topic = f"tx-{unique}"
     create_topics(kafka_bootstrap, [topic])
@@ -401,8 +401,8 @@ def test_reads_to_the_end_of_a_transactional_topic(kafka_bootstrap, unique):
 def test_reading_asks_for_no_more_records_than_are_left(kafka_bootstrap, unique, monkeypatch):
     """consume() waits for as many records as it is asked for, up to its timeout: a read
     that asks for a full batch from a small topic waits the timeout out before it ends."""
-    import evaluator.consume
-    from evaluator.reader import read_topic
+    import evaluator.topics.consume
+    from evaluator.topics.reader import read_topic
 
     asked: list[int] = []
 
@@ -417,8 +417,9 @@ def test_reading_asks_for_no_more_records_than_are_left(kafka_bootstrap, unique,
             asked.append(num_messages)
             return self._consumer.consume(num_messages=num_messages, timeout=timeout)
 
-    real = evaluator.consume._consumer
-    monkeypatch.setattr(evaluator.consume, "_consumer", lambda bootstrap: Spy(real(bootstrap)))
+    consume = evaluator.topics.consume
+    real = consume._consumer
+    monkeypatch.setattr(consume, "_consumer", lambda bootstrap: Spy(real(bootstrap)))
     topic = f"small-{unique}"
     create_topics(kafka_bootstrap, [topic])
     _produce(

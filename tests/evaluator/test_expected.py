@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.completeness import completeness, missing_outputs, missing_section
-from evaluator.expected import expected_outputs
-from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.outputs.completeness import completeness, missing_outputs, missing_section
+from evaluator.outputs.expected import expected_outputs
+from evaluator.topics.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
 from ground.stages import stage
 
@@ -199,7 +199,7 @@ def test_identity_matches_across_different_categories():
 
 
 def test_duplicates_by_packed_identity_equal_pandas():
-    from evaluator.completeness import duplicates
+    from evaluator.outputs.completeness import duplicates
 
     rng = np.random.default_rng(3)
     n = 2000

@@ -4,8 +4,8 @@ latencies.parquet within the histogram's precision."""
 import numpy as np
 import pandas as pd
 
-from evaluator import hdrlog
-from evaluator.stats import describe
+from evaluator.files import hdrlog
+from evaluator.statistics.stats import describe
 
 START_MS = 1_795_706_610_000
 

@@ -5,14 +5,15 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from evaluator import intended, report
-from evaluator.caveats import send_delay_warning
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import LATENCY, measured_period
+from evaluator.files import report
+from evaluator.latencies import intended
+from evaluator.latencies.latency import LATENCY, measured_period
 from evaluator.measure import measure
-from evaluator.reader import TIMESTAMP
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from evaluator.summary import build_summary
+from evaluator.text.caveats import send_delay_warning
+from evaluator.topics.reader import TIMESTAMP
 from ground import contract as s
 from tests.evaluator.test_measure import _inputs, _outputs
 

@@ -1,12 +1,12 @@
 """Input lateness in event time, and the engine's own count of rows dropped by the
-watermark (evaluator.lateness)."""
+watermark (evaluator.latencies.lateness)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.lateness import dropped_by_watermark, input_lateness, lateness_ms
-from evaluator.reader import MALFORMED, TIMESTAMP, TOPIC
+from evaluator.latencies.lateness import dropped_by_watermark, input_lateness, lateness_ms
+from evaluator.topics.reader import MALFORMED, TIMESTAMP, TOPIC
 from ground import contract as s
 
 

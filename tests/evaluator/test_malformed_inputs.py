@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator.expected import input_kinds, input_line_parser, malformed_by_kind, valid_mask
-from evaluator.output_fields import INPUT_SCHEMA
-from evaluator.reader import KIND, MALFORMED, parse_values
+from evaluator.outputs.expected import input_kinds, input_line_parser, malformed_by_kind, valid_mask
+from evaluator.topics.output_fields import INPUT_SCHEMA
+from evaluator.topics.reader import KIND, MALFORMED, parse_values
 from ground import malformed as m
 from publisher.codec import encode
 from publisher.faulty import malformed

@@ -9,15 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluator import report
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import measured_period
+from evaluator.files import report
+from evaluator.latencies.latency import measured_period
 from evaluator.measure import measure
-from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
+from evaluator.model.run_info import RunInfo, load_run, save_run
 from evaluator.recovery.windows import Window
-from evaluator.run_info import RunInfo, load_run, save_run
 from evaluator.run_topics import read_from_ms
 from evaluator.summary import build_summary
+from evaluator.topics.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
 from ground.errors import ConfigError, EvaluationError
 

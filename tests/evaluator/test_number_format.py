@@ -1,6 +1,6 @@
 """Every table's numbers: one precision rule for latencies, exact figures elsewhere."""
 
-from evaluator.number_format import (
+from evaluator.text.number_format import (
     format_cell,
     format_estimate,
     format_exact,

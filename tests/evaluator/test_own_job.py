@@ -5,14 +5,15 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from evaluator import checks, own_job, report
 from evaluator.config import EvaluatorConfig
+from evaluator.files import report
 from evaluator.measure import measure
-from evaluator.reader import OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
-from evaluator.record import from_dict
-from evaluator.result import Summary
-from evaluator.run_info import RunInfo
+from evaluator.model.record import from_dict
+from evaluator.model.result import Summary
+from evaluator.model.run_info import RunInfo
+from evaluator.outputs import checks, own_job
 from evaluator.summary import build_summary
+from evaluator.topics.reader import OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
 from stagebench.report.summary_table import format_runs
 from tests.evaluator.test_measure import RUN, _inputs, _outputs
@@ -148,7 +149,7 @@ def test_what_a_claiming_job_carries_is_checked_and_what_it_lacks_is_filled():
 
 
 def test_a_stage_written_at_every_update_still_needs_what_its_updates_carry():
-    from evaluator.own_job import fills
+    from evaluator.outputs.own_job import fills
 
     assert not fills("tumbling-union")
     assert all(fills(name) for name in ("job", "ingest", "parse", "join", "tumbling", "sliding"))

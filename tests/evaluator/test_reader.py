@@ -2,9 +2,9 @@ import json
 
 import pyarrow as pa
 
-from evaluator.expected import input_line_parser
-from evaluator.output_fields import INPUT_SCHEMA, output_schema
-from evaluator.reader import lenient_line_parser, parse_values, strict_line_parser
+from evaluator.outputs.expected import input_line_parser
+from evaluator.topics.output_fields import INPUT_SCHEMA, output_schema
+from evaluator.topics.reader import lenient_line_parser, parse_values, strict_line_parser
 from ground import contract as s
 
 SCHEMA = output_schema("ingest")

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evaluator.model.run_info import RunInfo, load_run, save_run
 from evaluator.recovery.section import (
     cause_text,
     level_text,
@@ -15,7 +16,6 @@ from evaluator.recovery.section import (
     warnings,
 )
 from evaluator.recovery.windows import BY_INPUT, BY_OUTPUT, Window, recoveries
-from evaluator.run_info import RunInfo, load_run, save_run
 from ground.errors import ConfigError, EvaluationError
 
 T0 = 1_000  # epoch second of the series' first row

@@ -3,7 +3,7 @@ by scipy's own tests."""
 
 import pytest
 
-from evaluator.significance import (
+from evaluator.statistics.significance import (
     MAX_ROUNDS,
     adjusted,
     joint_level,

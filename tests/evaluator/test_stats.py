@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from evaluator.stats import PERCENTILES, STAT_KEYS, describe, timeseries
+from evaluator.statistics.stats import PERCENTILES, STAT_KEYS, describe, timeseries
 
 
 def test_percentiles_of_1_to_100_are_exact_linear():
@@ -45,7 +45,7 @@ def test_timeseries_per_second_with_gaps():
 
 
 def test_grouped_percentiles_equal_numpy_per_group():
-    from evaluator.stats import grouped_percentiles
+    from evaluator.statistics.stats import grouped_percentiles
 
     rng = np.random.default_rng(7)
     keys = rng.integers(0, 20, 5000)

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluator.caveats import steady_warnings
-from evaluator.steady import (
+from evaluator.statistics.steady import (
     MIN_POINTS,
     SETTLE_WINDOWS,
     is_settled,
@@ -16,6 +15,7 @@ from evaluator.steady import (
     trend,
     warmup_end,
 )
+from evaluator.text.caveats import steady_warnings
 from stagebench.config.settings import RunConfig
 
 EPOCH = 1_700_000_000.0

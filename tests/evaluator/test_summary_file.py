@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from evaluator.summary_file import SCHEMA_VERSION, load_summary
+from evaluator.model.summary_file import SCHEMA_VERSION, load_summary
 from ground import rundir
 from ground.errors import EvaluationError
 from tests.evaluator.summaries import summary_doc

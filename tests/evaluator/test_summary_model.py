@@ -19,8 +19,8 @@ from pathlib import Path
 
 from evaluator.config import EvaluatorConfig
 from evaluator.measure import measure
+from evaluator.model.run_info import RunInfo
 from evaluator.recovery.windows import Window
-from evaluator.run_info import RunInfo
 from evaluator.run_topics import read_from_ms
 from evaluator.summary import build_summary
 from ground import contract as s

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 
 from evaluator.config import EvaluatorConfig
-from evaluator.expected import expected_outputs
+from evaluator.latencies.updates import split_updates
 from evaluator.measure import measure
-from evaluator.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
+from evaluator.outputs.expected import expected_outputs
 from evaluator.summary import build_summary
-from evaluator.updates import split_updates
+from evaluator.topics.reader import MALFORMED, OFFSET, PARTITION, TIMESTAMP, TIMESTAMP_TYPE, TOPIC
 from ground import contract as s
 from ground.stages import stage
 

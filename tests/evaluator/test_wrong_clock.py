@@ -24,7 +24,7 @@ from engines.spark.sink import kafka_writer
 from engines.spark.source import read_inputs
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground import contract as s
 from ground.kafka.topics import create_topics
 from tests.engines.spark.test_job_kafka import read_inputs as read_records

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from engines.config import PipelineConfig
-from evaluator import hdrlog
 from evaluator.config import EvaluatorConfig
-from evaluator.stats import describe, timeseries
+from evaluator.files import hdrlog
+from evaluator.statistics.stats import describe, timeseries
 from ground import rundir
 from publisher.config import PublisherConfig
 from stagebench.config.layers import Settings

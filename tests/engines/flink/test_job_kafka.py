@@ -26,7 +26,7 @@ from confluent_kafka import Producer
 
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground import malformed, rundir
 from ground.contract import SPEED
 from ground.kafka import MAX_MESSAGE_BYTES

@@ -13,7 +13,7 @@ import pytest
 
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground import rundir
 from ground.contract import SPEED
 from ground.kafka.topics import create_topics

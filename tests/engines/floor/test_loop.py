@@ -15,10 +15,10 @@ import pytest
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 
 from engines.floor.loop import FloorStats, IngestEncoder, run_floor
-from evaluator import output_fields, reader
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
+from evaluator.topics import output_fields, reader
 from ground import contract as s
 from ground.kafka.topics import create_topics
 from publisher.codec import LaneEncoder, check

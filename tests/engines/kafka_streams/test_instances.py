@@ -14,7 +14,7 @@ from engines.kafka_streams.instances import pick_instance
 from engines.kafka_streams.settings import LOST_INSTANCE_MS
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground import rundir
 from ground.contract import SECOND_MS
 from tests.engines.kafka_streams.test_job_kafka import END_CUT_S, Job, publish, wait_drained

@@ -27,7 +27,7 @@ from engines.kafka_streams import build
 from engines.kafka_streams.job import EFFECTIVE_FILE
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground import rundir
 from ground.contract import FLOW, KINDS, OBSERVATION_TS, SCHEDULED_TS, SECOND_MS, SPEED
 from ground.kafka.topics import create_topics

@@ -11,7 +11,7 @@ import pytest
 
 from evaluator.config import EvaluatorConfig
 from evaluator.evaluation import evaluate
-from evaluator.run_info import RunInfo
+from evaluator.model.run_info import RunInfo
 from ground.contract import OBSERVATION_TS, SECOND_MS
 from tests.engines.kafka_streams.test_job_kafka import Job, wait_drained
 from tests.engines.spark.test_job_kafka import FLUSH_SECOND, inputs, produce

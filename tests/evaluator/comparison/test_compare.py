@@ -5,8 +5,8 @@ import pytest
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.differences import differences
 from evaluator.comparison.table import format_table, to_markdown
-from evaluator.number_format import format_ms
-from evaluator.significance import paired_t
+from evaluator.statistics.significance import paired_t
+from evaluator.text.number_format import format_ms
 from ground.errors import EvaluationError
 from tests.evaluator.summaries import made_summary, summary_doc
 

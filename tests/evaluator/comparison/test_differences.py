@@ -2,7 +2,7 @@
 and runs made before engines had tables compare as if they had them."""
 
 from evaluator.comparison.differences import compared_settings, differences
-from evaluator.result import Summary
+from evaluator.model.result import Summary
 from tests.evaluator.summaries import made_summary
 
 

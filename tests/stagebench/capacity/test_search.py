@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from evaluator.result import Summary
+from evaluator.model.result import Summary
 from ground.errors import BrokerError, ConfigError
 from stagebench.capacity import measure
 from stagebench.capacity.fit import fit_pass

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.number_format import format_estimate, format_ms
+from evaluator.text.number_format import format_estimate, format_ms
 from ground import rundir
 from ground.errors import ConfigError
 from stagebench.capacity.table import format_table, headline

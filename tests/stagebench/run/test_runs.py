@@ -13,7 +13,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from evaluator.confidence import MIN_SECTION_S
+from evaluator.statistics.confidence import MIN_SECTION_S
 from ground.jvm.heap import jvm_counters
 from ground.jvm.java import java_executable
 from ground.kafka.local import local_broker

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from evaluator.comparison.compare import compare
-from evaluator.record import from_dict
-from evaluator.result import Summary
+from evaluator.model.record import from_dict
+from evaluator.model.result import Summary
 from ground import rundir
 from ground.errors import StagebenchError
 from stagebench.config.layers import Settings

@@ -34,14 +34,15 @@ VALUES: dict[str, tuple[str, ...]] = {
     ),
 }
 """Per stage, the output values the evaluator recomputes from the inputs and checks
-(:mod:`evaluator.checks`); ingest and the floor copy values, which their identity checks."""
+(:mod:`evaluator.outputs.checks`); ingest and the floor copy values, which their identity checks."""
 
 _EXTRA: dict[str, tuple[str, ...]] = {"tumbling": (s.NUM_LANES,), "tumbling-union": (s.NUM_LANES,)}
 
 INPUT_SCHEMA = _schema(s.INPUT_FIELDS)
 """Every input field; a value with another field is malformed (:mod:`ground.malformed`)."""
 SCHEDULE_SCHEMA = _schema((s.SCHEDULED_TS,))
-"""What a raw stage's inputs are read for: their intended send time (:mod:`evaluator.intended`)."""
+"""What a raw stage's inputs are read for: their intended send time
+(:mod:`evaluator.latencies.intended`)."""
 
 
 def required_fields(stage: str) -> tuple[str, ...]:

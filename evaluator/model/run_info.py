@@ -84,11 +84,11 @@ class RunInfo:
     """The stream engine that ran it (None: a run.json written before engines were named)."""
     event_clock: str | None = None
     """How the engine's event-time clock combines the input topics: "least" (a watermark),
-    "greatest" (Kafka Streams' stream time) (evaluator.closing); None: not said."""
+    "greatest" (Kafka Streams' stream time) (evaluator.latencies.closing); None: not said."""
     carries_inputs: bool = True
     """Its outputs must carry their inputs' broker times (stagebench's engines); False: a
     user's job, whose outputs the evaluator fills from the inputs they name where they
-    carry none (:func:`evaluator.own_job.filled`)."""
+    carry none (:func:`evaluator.outputs.own_job.filled`)."""
     workload: str = "latency"
     rate: float | None = None
     duration_s: float | None = None

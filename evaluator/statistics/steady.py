@@ -1,7 +1,7 @@
 """Is a per-second latency series steady, rising or falling, or can its data not tell?
 
 Input is a per-second series such as the p50 column of
-:func:`evaluator.stats.timeseries`. :func:`trend` judges a whole series: the
+:func:`evaluator.statistics.stats.timeseries`. :func:`trend` judges a whole series: the
 evaluator uses it on the measured period (:func:`steady_state`) to warn when the
 latency still drifts, so its numbers should not be trusted. :func:`is_settled`
 is the live check a runner calls every few seconds with what it has seen so far,

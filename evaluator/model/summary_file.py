@@ -1,6 +1,6 @@
 """summary.json on disk: its schema version, and the function that reads it back.
 
-The evaluator writes a run's summary once (:mod:`evaluator.report`); everything that
+The evaluator writes a run's summary once (:mod:`evaluator.files.report`); everything that
 reads one later (compare, suites, capacity reports, the history, the docs' reference
 data) goes through :func:`load_summary`, so a summary of a schema this version does not
 know is refused in one place, with one line, instead of failing somewhere inside a table
@@ -10,13 +10,13 @@ on a key that moved.
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evaluator.record import from_dict
+from evaluator.model.record import from_dict
 from ground import rundir
 from ground.errors import EvaluationError
 from ground.versioned import read_versioned
 
 if TYPE_CHECKING:  # the result model imports pandas, which a command's --help leaves alone
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
 SCHEMA_VERSION = 1
 """The version written into every summary.json (``schema_version``); raised whenever a
@@ -34,12 +34,12 @@ def is_incomplete(summary: "Summary") -> bool:
 
 
 def load_summary(run_dir: Path | str) -> "Summary":
-    """summary.json of ``run_dir`` as its :class:`~evaluator.result.Summary`; a key a
+    """summary.json of ``run_dir`` as its :class:`~evaluator.model.result.Summary`; a key a
     summary of this schema version may lack (a section added since) is None.
     EvaluationError naming the file when it is missing, not a JSON object, of another
     schema version than :data:`SCHEMA_VERSION` (:func:`ground.versioned.read_versioned`:
     a summary must carry its version), or lacks a key every summary has."""
-    from evaluator.result import Summary
+    from evaluator.model.result import Summary
 
     path = Path(run_dir) / rundir.SUMMARY
     doc = read_versioned(path, SCHEMA_VERSION, redo="evaluate the run")

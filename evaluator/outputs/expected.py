@@ -2,7 +2,7 @@
 
 The reference semantics of the stage ladder (docs/method.md#completeness), evaluated in pandas on
 the raw input records: one row per output that must exist, with its identity
-(see :mod:`evaluator.output_fields`) and the input timestamps it must carry. The same
+(see :mod:`evaluator.topics.output_fields`) and the input timestamps it must carry. The same
 time rule that selects measured outputs selects measured expected rows (by
 ``input_ts_latest``), so completeness compares like with like.
 """
@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from evaluator import reader
-from evaluator.reader import KIND, MALFORMED, OFFSET, PARTITION, TIMESTAMP, TOPIC
+from evaluator.topics import reader
+from evaluator.topics.reader import KIND, MALFORMED, OFFSET, PARTITION, TIMESTAMP, TOPIC
 from ground import contract as s
 from ground import malformed as m
 from ground.contract import SECOND_MS
@@ -21,7 +21,7 @@ from ground.stages import stage as stage_table
 
 CHECKED_ONLY = (s.LATITUDE, s.LONGITUDE, s.ACCURACY, s.SEQ)
 """Input fields that must be present but that nothing measured uses: the reader checks
-them and drops their columns (``scheduled_ts`` is kept: :mod:`evaluator.intended`)."""
+them and drops their columns (``scheduled_ts`` is kept: :mod:`evaluator.latencies.intended`)."""
 
 
 def input_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
@@ -33,7 +33,7 @@ def input_line_parser(value: bytes | None, schema: pa.Schema) -> dict | None:
 
 def input_kinds(values: list, table: pa.Table, malformed: np.ndarray) -> np.ndarray:
     """The kind of each input of a parsed batch: its index in :data:`ground.malformed.KINDS`,
-    -1 when valid (a :data:`evaluator.reader.Classifier`).
+    -1 when valid (a :data:`evaluator.topics.reader.Classifier`).
 
     Only suspects are classified one by one, so a batch of valid inputs costs a few
     vectorised checks: values the parse refused and bulk-parsed ones that are too
@@ -107,7 +107,7 @@ def expected_outputs(
     """The outputs ``stage`` must produce from ``inputs`` (the read input topics).
 
     Columns: the stage's identity, ``input_ts_latest``, ``input_ts_earliest``,
-    ``input_count``, and the values :data:`evaluator.output_fields.VALUES` names
+    ``input_count``, and the values :data:`evaluator.topics.output_fields.VALUES` names
     (parse and join: speed and flow; tumbling: flow sum, mean speed, lanes
     seen; sliding: those of the window's last second and the relative changes
     against ``lookbacks_s`` seconds before it); the windows also ``lanes_seen`` and

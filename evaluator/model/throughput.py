@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from evaluator.latency import Period
-from evaluator.result import Throughput
+from evaluator.latencies.latency import Period
+from evaluator.model.result import Throughput
 
 
 def throughput(
@@ -14,7 +14,7 @@ def throughput(
     first_output_delay_ms: int | None,
     drain_ms: int | None = None,
 ) -> Throughput:
-    """summary.json's ``throughput`` (:class:`evaluator.result.Throughput`): ``inputs``
+    """summary.json's ``throughput`` (:class:`evaluator.model.result.Throughput`): ``inputs``
     and ``outputs`` are the records whose own broker timestamp lies in the measured
     period; ``drain_ms``: the last output's broker timestamp minus the last input's."""
     secs = period.seconds

@@ -6,7 +6,7 @@ overwritten unless asked):
 - ``summary.json``: every number, the run's metadata and configuration;
 - ``latencies.parquet``: one row per valid output (broker timestamp, input
   timestamps, both latencies, ``in_range`` of the measured period, identity);
-- ``latencies.hlog``: the measured latencies as an HdrHistogram log (:mod:`evaluator.hdrlog`);
+- ``latencies.hlog``: the measured latencies as an HdrHistogram log (:mod:`evaluator.files.hdrlog`);
 - ``timeseries.csv``: per broker second, inputs, outputs, p50/p99 latency;
 - ``report.md``: the tables (and, after bursts or faults, the recovery after
   each); the plots are in report.html, which stagebench writes beside it.
@@ -21,12 +21,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evaluator import hdrlog
-from evaluator.caveats import seconds_worth
 from evaluator.config import SETTLE_WINDOWS
-from evaluator.number_format import format_exact
+from evaluator.files import hdrlog
 from evaluator.recovery.section import cause_text, level_text
-from evaluator.stats import STAT_KEYS
+from evaluator.statistics.stats import STAT_KEYS
+from evaluator.text.caveats import seconds_worth
+from evaluator.text.number_format import format_exact
 from ground import files, rundir
 from ground.errors import EvaluationError
 

@@ -2,7 +2,7 @@
 
 latency = LogAppendTime(output) − LogAppendTime of its latest input (primary;
 also of its earliest input), in ms. The input timestamps are the ones the
-evaluator derives from the input topics (:mod:`evaluator.checks`), never the
+evaluator derives from the input topics (:mod:`evaluator.outputs.checks`), never the
 ones the pipeline carried. Negative values are impossible on one clock; they
 are kept as they are (never clamped) and counted as a measurement error.
 """
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evaluator.config import EvaluatorConfig
-from evaluator.reader import TIMESTAMP
+from evaluator.topics.reader import TIMESTAMP
 from ground import contract as s
 
 LATENCY = "latency_ms"

@@ -10,7 +10,7 @@ Two sources of uncertainty, two tools:
 - across repeated runs, :func:`runs_interval` describes run-to-run variation
   (:mod:`evaluator.comparison.increments` judges increments from it).
 
-Percentiles are numpy's linear method (its default), as in :mod:`evaluator.stats`;
+Percentiles are numpy's linear method (its default), as in :mod:`evaluator.statistics.stats`;
 numpy and scipy only.
 """
 

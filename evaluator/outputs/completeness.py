@@ -1,8 +1,8 @@
 """Completeness: are all the outputs there, once each, and whole?
 
 Compares the measured outputs with the outputs the inputs say must exist
-(:mod:`evaluator.expected`), matched by the stage's identity
-(:mod:`evaluator.output_fields`). Counts, all over the measured period:
+(:mod:`evaluator.outputs.expected`), matched by the stage's identity
+(:mod:`evaluator.topics.output_fields`). Counts, all over the measured period:
 
 - ``outputs``: outputs received; ``expected``: outputs that must exist;
 - ``missing``: expected outputs with no output of that identity at all;
@@ -23,9 +23,9 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from evaluator.checks import json_scalar, packed_keys
-from evaluator.expected import unify_categories
-from evaluator.output_fields import output_schema
+from evaluator.outputs.checks import json_scalar, packed_keys
+from evaluator.outputs.expected import unify_categories
+from evaluator.topics.output_fields import output_schema
 from ground import contract as s
 from ground.stages import stage as stage_table
 

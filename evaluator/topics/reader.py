@@ -1,7 +1,7 @@
 """Reading a whole topic into columns, fast and exactly.
 
 The evaluator reads every partition of a topic between fixed offsets
-(:mod:`evaluator.consume`), and parses the JSON values of each batch in bulk by
+(:mod:`evaluator.topics.consume`), and parses the JSON values of each batch in bulk by
 pyarrow (values joined with newlines, read with an explicit schema), which is
 what keeps evaluation close to the cost of a bare consume. A batch pyarrow
 cannot parse (a malformed value) is parsed record by record instead, so one bad
@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from evaluator.consume import Batch, iter_batches
+from evaluator.topics.consume import Batch, iter_batches
 from ground.errors import EvaluationError
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from typing import Any, Final, Literal
 import numpy as np
 import pandas as pd
 
-from evaluator.expected import valid_mask
-from evaluator.latency import LATENCY
-from evaluator.reader import TIMESTAMP, TOPIC
-from evaluator.stats import describe
+from evaluator.latencies.latency import LATENCY
+from evaluator.outputs.expected import valid_mask
+from evaluator.statistics.stats import describe
+from evaluator.topics.reader import TIMESTAMP, TOPIC
 from ground import contract as s
 
 EventClock = Literal["least", "greatest"]

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import stats
-from evaluator.latency import LATENCY, Period
-from evaluator.reader import TIMESTAMP
+from evaluator.latencies.latency import LATENCY, Period
+from evaluator.statistics import stats
+from evaluator.topics.reader import TIMESTAMP
 from ground import contract as s
 
 SAME_HOST = ("embedded", "container")

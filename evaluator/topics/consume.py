@@ -4,7 +4,7 @@ Every partition is read from its earliest offset (or from the first record stamp
 or after a broker time) up to the end offsets taken when reading starts: nothing
 produced before is left behind, nothing produced later is mixed in. Messages are
 fetched in large batches (``consume(num_messages=…)``) with a bounded prefetch;
-:func:`evaluator.reader.read_topic` parses and stores them.
+:func:`evaluator.topics.reader.read_topic` parses and stores them.
 """
 
 import itertools

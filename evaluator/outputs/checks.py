@@ -5,9 +5,9 @@ timestamps of its inputs (``input_ts_latest``, ``input_ts_earliest``), how many
 inputs it was computed from (``input_count``) and its values (speed and flow,
 flow sums, mean speeds, lanes seen, relative changes). The evaluator believes
 none of them. It derives each from the input topics
-(:func:`evaluator.expected.expected_outputs`), finds each output's expected
+(:func:`evaluator.outputs.expected.expected_outputs`), finds each output's expected
 twin by the stage's identity (:func:`lookup`), computes latency from the
-derived timestamps (:mod:`evaluator.latency`), and counts every carried field
+derived timestamps (:mod:`evaluator.latencies.latency`), and counts every carried field
 and value that disagrees: a pipeline defect, reported per field with examples,
 never averaged into a number.
 """
@@ -18,9 +18,9 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from evaluator.expected import unify_categories
-from evaluator.output_fields import VALUES
-from evaluator.reader import OFFSET, PARTITION
+from evaluator.outputs.expected import unify_categories
+from evaluator.topics.output_fields import VALUES
+from evaluator.topics.reader import OFFSET, PARTITION
 from ground import contract as s
 
 CARRIED = (s.INPUT_TS_LATEST, s.INPUT_TS_EARLIEST, s.INPUT_COUNT)

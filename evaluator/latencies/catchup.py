@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.steady import MIN_POINTS
+from evaluator.statistics.steady import MIN_POINTS
 from ground.contract import SECOND_MS
 
 HOLD_S = 3
@@ -35,7 +35,7 @@ def catch_up(
     threshold: float = THRESHOLD,
 ) -> dict[str, Any]:
     """``{live_p50_ms, caught_up_s, caught_up}`` from a per-second series
-    (:func:`evaluator.stats.timeseries`: ``second``, ``output_count``,
+    (:func:`evaluator.statistics.stats.timeseries`: ``second``, ``output_count``,
     ``latency_p50_ms``).
 
     ``caught_up`` is False (and ``caught_up_s`` None) when the last ``live_s``

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator.expected import valid_mask
-from evaluator.reader import TIMESTAMP, TOPIC
+from evaluator.outputs.expected import valid_mask
+from evaluator.topics.reader import TIMESTAMP, TOPIC
 from ground import contract as s
 
 QUANTILES = {"p50_ms": 50.0, "p99_ms": 99.0, "p99_9_ms": 99.9}

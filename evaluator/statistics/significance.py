@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evaluator.confidence import LEVEL
+from evaluator.statistics.confidence import LEVEL
 
 ALPHA = round(1 - LEVEL, 10)
 CORRECTION = "bonferroni"

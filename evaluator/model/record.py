@@ -1,7 +1,7 @@
 """How the result records are written down: each field's ``metadata["doc"]`` says what its
-key holds (the schema pages are generated from it, :mod:`evaluator.result_schema`), and
+key holds (the schema pages are generated from it, :mod:`evaluator.files.result_schema`), and
 :func:`as_dict` turns a record into the JSON object a file holds. Shared by a run's
-summary (:mod:`evaluator.result`), a suite's comparison rows
+summary (:mod:`evaluator.model.result`), a suite's comparison rows
 (:mod:`evaluator.comparison.result`) and a capacity search's result. :func:`from_dict`
 reads such an object back into its record."""
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound="DataclassInstance")
 
 Stats = dict[str, float | int | None]
-"""count, mean, min, the percentile ladder and max (:data:`evaluator.stats.STAT_KEYS`)."""
+"""count, mean, min, the percentile ladder and max
+(:data:`evaluator.statistics.stats.STAT_KEYS`)."""
 Section = dict[str, Any]
 """A section kept as its producer wrote it (its keys are listed in its doc)."""
 

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluator import checks, stats
-from evaluator.reader import OFFSET, PARTITION, TIMESTAMP
+from evaluator.outputs import checks
+from evaluator.statistics import stats
+from evaluator.topics.reader import OFFSET, PARTITION, TIMESTAMP
 from ground import contract as s
 
 
@@ -75,7 +76,7 @@ def split_updates(
 
     ``outputs``: the valid outputs with their broker times (:data:`TIMESTAMP`) and
     Kafka positions; ``expected``: one row per window
-    (:func:`evaluator.expected.expected_outputs`). Outputs no input explains stay
+    (:func:`evaluator.outputs.expected.expected_outputs`). Outputs no input explains stay
     (they are counted as unexpected); the partial updates of explained windows,
     and every update of a window never complete, leave.
     """

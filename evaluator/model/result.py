@@ -1,28 +1,26 @@
-"""What one evaluation found, as typed, frozen records: a run's :class:`Summary` and the
-records it holds.
+"""What one evaluation found, as typed, frozen records: a run's :class:`Summary` and the records
+it holds.
 
 :func:`evaluator.summary.build_summary` turns :mod:`evaluator.measure`'s
-:class:`~evaluator.measure.Measurement` into the :class:`Summary` whose
-:meth:`Summary.as_dict` is summary.json. Each field's ``metadata["doc"]`` says what
-its key holds: docs/results-schema.md is generated from them
-(:mod:`evaluator.result_schema`). A field marked ``omit_none`` has no key when it is
-None; a ``flatten`` record's keys join its parent's (none when it is None): the
-conventions of :mod:`evaluator.record`.
-"""
+:class:`~evaluator.measure.Measurement` into the :class:`Summary` whose :meth:`Summary.as_dict`
+is summary.json. Each field's ``metadata["doc"]`` says what its key holds:
+docs/results-schema.md is generated from them (:mod:`evaluator.files.result_schema`). A field
+marked ``omit_none`` has no key when it is None; a ``flatten`` record's keys join its parent's
+(none when it is None): the conventions of :mod:`evaluator.model.record`."""
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.latency import Period
-from evaluator.record import Section, Stats, as_dict, key_doc
-from evaluator.run_info import RunMetadata, RunSection
-from evaluator.stats import STAT_KEYS
+from evaluator.latencies.latency import Period
+from evaluator.model.record import Section, Stats, as_dict, key_doc
+from evaluator.model.run_info import RunMetadata, RunSection
+from evaluator.statistics.stats import STAT_KEYS
 
 
 @dataclass(frozen=True)
 class Records:
-    """Record counts of the measured period, as evaluator.completeness and evaluator.checks
-    count them; None (null) where not applicable."""
+    """Record counts of the measured period, as evaluator.outputs.completeness and
+    evaluator.outputs.checks count them; None (null) where not applicable."""
 
     outputs: int = field(
         metadata=key_doc("valid outputs whose latest input lies in the measured period")
@@ -77,7 +75,9 @@ class Records:
         )
     )
     malformed_outputs: int = field(
-        metadata=key_doc("outputs lacking a field evaluator.output_fields.required_fields requires")
+        metadata=key_doc(
+            "outputs lacking a field evaluator.topics.output_fields.required_fields requires"
+        )
     )
     outside_window: int = field(
         metadata=key_doc("valid outputs whose latest input lies outside the period")
@@ -109,7 +109,7 @@ class Backlog:
     catch_up: Section = field(
         metadata=key_doc(
             "live_p50_ms, caught_up_s, caught_up: when its per-second p50 reached the live "
-            "p50 (evaluator.catchup.catch_up)"
+            "p50 (evaluator.latencies.catchup.catch_up)"
         )
     )
 
@@ -202,7 +202,7 @@ class Summary:
 
     schema_version: int = field(
         metadata=key_doc(
-            "raised whenever a key changes its meaning or disappears (evaluator.summary_file)"
+            "raised whenever a key changes its meaning or disappears (evaluator.model.summary_file)"
         )
     )
     run: RunSection = field(
@@ -252,9 +252,9 @@ class Summary:
             "input (the broker-clock latency plus that input's send delay, the largest of "
             "the inputs appended in its millisecond), and the send delay (broker append − "
             "scheduled_ts) of the measured period's inputs: the wait a publisher behind its "
-            "schedule hides from the broker-clock latency (evaluator.intended); same_clock "
-            "false: the broker runs on another host, so the figures mix two clocks; null "
-            "when no input was read",
+            "schedule hides from the broker-clock latency (evaluator.latencies.intended); "
+            "same_clock false: the broker runs on another host, so the figures mix two clocks; "
+            "null when no input was read",
             omit_none=True,
         )
     )
@@ -287,9 +287,9 @@ class Summary:
             "slope_ms_per_min, ci95, mk_p, median_ms, seconds, span_s, change_ms, tolerance, "
             "allowed_ms, effective_seconds, method, verdict: Theil–Sen trend of the measured "
             "period's per-second p50, its interval widened for autocorrelation "
-            "(evaluator.steady); change_ms the interval of the change over span_s, allowed_ms "
-            "the tolerance it is held against, effective_seconds how many independent seconds "
-            "the autocorrelated ones are worth (absent in older results); "
+            "(evaluator.statistics.steady); change_ms the interval of the change over span_s, "
+            "allowed_ms the tolerance it is held against, effective_seconds how many independent "
+            "seconds the autocorrelated ones are worth (absent in older results); "
             "verdict steady, rising (overloaded), falling (warming up) or undetermined; null "
             "with too few seconds"
         )
@@ -336,8 +336,8 @@ class Summary:
             "inputs, late, p50_ms, p99_ms, p99_9_ms, max_ms, watermark_delay_ms, "
             "at_or_past_delay, within_topic, dropped_by_watermark: a join's or window's valid "
             "inputs and how far each one's observation time lies behind the newest one the "
-            "broker appended before it (event-time ms, evaluator.lateness), how many were at "
-            "or past the run's watermark delay, the same per input topic behind the newest "
+            "broker appended before it (event-time ms, evaluator.latencies.lateness), how many "
+            "were at or past the run's watermark delay, the same per input topic behind the newest "
             "of that topic (within_topic {topic: {inputs, late, p50_ms … max_ms, "
             "at_or_past_delay}}: what a join's watermark sees), and the rows Spark's stateful "
             "operators dropped as later than the watermark, per operator (from "
@@ -354,7 +354,7 @@ class Summary:
             "them; first_update_ms each window's first update from the latest input it "
             "carries; per_window the updates up to the complete one; partial updates are "
             "neither duplicates nor wrong, a window never complete is missing "
-            "(evaluator.updates); null for the other stages"
+            "(evaluator.latencies.updates); null for the other stages"
         )
     )
     window_closing: Section | None = field(
@@ -364,7 +364,7 @@ class Summary:
             "that let it close, the first after which the engine's event-time clock (the "
             "least of the input topics' newest event times, or the greatest) passed the "
             "window's end plus the delay: wait = that input − the latest input, engine = "
-            "output − that input (evaluator.closing); null for the other stages",
+            "output − that input (evaluator.latencies.closing); null for the other stages",
             omit_none=True,
         )
     )

@@ -21,8 +21,8 @@ by what its updates carry, so there they stay required.
 import numpy as np
 import pandas as pd
 
-from evaluator.checks import lookup
-from evaluator.reader import TIMESTAMP
+from evaluator.outputs.checks import lookup
+from evaluator.topics.reader import TIMESTAMP
 from ground import contract as s
 from ground.stages import stage
 

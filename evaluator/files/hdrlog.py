@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader, HistogramLogWriter
 
-from evaluator.latency import EXPLAINED, IN_RANGE, LATENCY
-from evaluator.reader import TIMESTAMP
+from evaluator.latencies.latency import EXPLAINED, IN_RANGE, LATENCY
+from evaluator.topics.reader import TIMESTAMP
 from ground import files
 from ground.contract import SECOND_MS
 from ground.errors import FileError

@@ -6,7 +6,7 @@ logs them and lists them in summary.json's ``warnings`` after the run's own.
 """
 
 from evaluator.config import EvaluatorConfig
-from evaluator.latency import Period
+from evaluator.latencies.latency import Period
 
 
 def steady_warnings(steady: dict | None) -> list[str]:
