@@ -92,10 +92,6 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         p99_intended=intended.get("p99"), engine_cpu_pct=cpu, run_dir=run_dir,
     )  # fmt: skip
 
-    def limited(publisher_bound: bool = False) -> dict[str, Any] | None:
-        found = bottleneck.name(usage, publisher_bound)
-        return None if found is None else found.as_dict()
-
     reasons = []
     short = achieved is not None and achieved < (1 - PUBLISHER_SHORTFALL) * rate
     if short:
@@ -106,7 +102,7 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
             reason = f"{offered}: the load generator, not the stage, is the bottleneck here"
             return verdict(
                 sustainable=False, reasons=(reason,), publisher_bound=True,
-                bottleneck=limited(publisher_bound=True),
+                bottleneck=_limited(usage, publisher_bound=True),
             )  # fmt: skip
         # all cores busy: the job starved the publisher, which is the stage's overload
         reasons.append(f"{offered} on a saturated machine")
@@ -156,7 +152,14 @@ def judge(rate: float, summary: Summary, criteria: Criteria, run_dir: str | None
         reasons.append(
             f"engine CPU {cpu_share:.0f} % of the machine, above {criteria.max_engine_cpu_pct:g} %"
         )
-    return verdict(sustainable=not reasons, reasons=tuple(reasons), bottleneck=limited())
+    return verdict(sustainable=not reasons, reasons=tuple(reasons), bottleneck=_limited(usage))
+
+
+def _limited(usage: dict[str, Any], publisher_bound: bool = False) -> dict[str, Any] | None:
+    """What limited the probe (:func:`stagebench.capacity.bottleneck.name`), as its record
+    holds it."""
+    found = bottleneck.name(usage, publisher_bound)
+    return None if found is None else found.as_dict()
 
 
 def _measured_s(summary: Summary) -> float:

@@ -162,17 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from stagebench.report.capacity import label
     from stagebench.results.capacity import CapacityResult
 
-    stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
-    if not stages:
-        raise ConfigError(f"--stages: name at least one stage ({', '.join(MEASURED)})")
-    for name in stages:
-        if name not in MEASURED:
-            stage(name)  # an unknown stage: ConfigError naming the stages
-            raise ConfigError(
-                f"{name!r} has no capacity of its own: it is the Kafka round trip every "
-                f"engine's stage pays (measure it with `stagebench run --stage {name}`); "
-                f"a search measures {', '.join(MEASURED)}"
-            )
+    stages = stage_names(args)
     check_settings(args.start, args.max, args.precision, args.growth)
     try:
         budget_s = parse_budget(args.budget) if args.budget else None
@@ -198,18 +188,7 @@ def run(args: argparse.Namespace) -> int:
     base = from_mapping(RunConfig, settings.section("run"), "run")
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
-    searches = []
-    for entry in engine_names(args, base):
-        engine, _, mode = entry.partition("@")
-        # an execution mode of the engine's own (spark@real-time): its [pipeline] trigger
-        run_as = (
-            with_setting(settings, "pipeline", {"trigger": mode}, "--engines") if mode else settings
-        )
-        for name in stages:
-            found = chosen(engine, name)  # ConfigError: that engine does not run it
-            if mode:
-                found.check(name, "builtin", mode)
-            searches.append((replace(base, engine=engine), name, run_as))
+    searches = planned(args, base, settings, stages)
     console = Console()
     results: list[CapacityResult] = []
     failed = interrupted = False
@@ -251,6 +230,43 @@ def run(args: argparse.Namespace) -> int:
     say_what_stays_running(base.bootstrap)
     interrupted |= bool(results) and results[-1].stopped == "interrupted"
     return 130 if interrupted else (1 if failed else 0)
+
+
+def stage_names(args: argparse.Namespace) -> list[str]:
+    """The stages of ``--stage`` or ``--stages``; ConfigError for none, an unknown one, or
+    the floor, which has no capacity of its own."""
+    stages = [s.strip() for s in (args.stages or args.stage or "").split(",") if s.strip()]
+    if not stages:
+        raise ConfigError(f"--stages: name at least one stage ({', '.join(MEASURED)})")
+    for name in stages:
+        if name not in MEASURED:
+            stage(name)  # an unknown stage: ConfigError naming the stages
+            raise ConfigError(
+                f"{name!r} has no capacity of its own: it is the Kafka round trip every "
+                f"engine's stage pays (measure it with `stagebench run --stage {name}`); "
+                f"a search measures {', '.join(MEASURED)}"
+            )
+    return stages
+
+
+def planned(
+    args: argparse.Namespace, base: RunConfig, settings: Settings, stages: list[str]
+) -> list[tuple[RunConfig, str, Settings]]:
+    """Every search, in order: (its run's base, its stage, its settings) for each engine
+    of ``--engines`` and each stage; ConfigError for an engine that does not run one."""
+    searches = []
+    for entry in engine_names(args, base):
+        engine, _, mode = entry.partition("@")
+        # an execution mode of the engine's own (spark@real-time): its [pipeline] trigger
+        run_as = (
+            with_setting(settings, "pipeline", {"trigger": mode}, "--engines") if mode else settings
+        )
+        for name in stages:
+            found = chosen(engine, name)  # ConfigError: that engine does not run it
+            if mode:
+                found.check(name, "builtin", mode)
+            searches.append((replace(base, engine=engine), name, run_as))
+    return searches
 
 
 def tuned_searches(
