@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from evaluator.comparison.compare import Comparison, compare
 from evaluator.comparison.increments import MIN_RUNS
@@ -112,16 +112,7 @@ def run_suite(
     with sharing as (application, warmed_up):
         for k, round_order in enumerate(order.rounds, 1):
             if repeat is None and k == MIN_RUNS + 1:
-                spent = time.monotonic() - started
-                planned = (
-                    plan_rounds(
-                        compare(run_dirs, allow_mixed=True, rounds=rounds).unresolved,
-                        spent / MIN_RUNS,
-                        (budget_s or 0) - spent,
-                    )
-                    if run_dirs
-                    else Plan(MIN_RUNS, "every run so far failed")
-                )
+                planned = _plan(run_dirs, rounds, time.monotonic() - started, budget_s)
                 console.step(f"suite {suite_id}: after {MIN_RUNS} rounds: {planned.reason}")
                 total = f"{len(stages) * planned.rounds}"
             if planned is not None and k > planned.rounds:
@@ -152,6 +143,32 @@ def run_suite(
         )
     # a suite keeps its runs even when they turn out not comparable; it says so loudly
     comparison = compare(run_dirs, allow_mixed=True, rounds=rounds)
+    _write(suite_dir, comparison, base, settings, order, planned, budget_s, warmed_up, failed)
+    page = html_report.write(suite_dir)
+    return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)
+
+
+def _plan(run_dirs: list[Path], rounds: list[int], spent: float, budget_s: float | None) -> Plan:
+    """``--repeat auto``'s plan after the first rounds, which took ``spent`` seconds."""
+    if not run_dirs:
+        return Plan(MIN_RUNS, "every run so far failed")
+    unresolved = compare(run_dirs, allow_mixed=True, rounds=rounds).unresolved
+    return plan_rounds(unresolved, spent / MIN_RUNS, (budget_s or 0) - spent)
+
+
+def _write(
+    suite_dir: Path,
+    comparison: Comparison,
+    base: RunConfig,
+    settings: Settings,
+    order: Order,
+    planned: Plan | None,
+    budget_s: float | None,
+    warmed_up: dict[str, Any] | None,
+    failed: list[FailedRun],
+) -> None:
+    """The suite's comparison.json and comparison.md."""
+    suite_id = suite_dir.name.rsplit("-", 1)[-1]
     doc = {
         "suite": suite_id,
         "created_at": datetime.now(UTC).isoformat(),
@@ -188,5 +205,3 @@ def run_suite(
         f"# Suite {suite_id}\n\n{rounds_note}\n\n{to_markdown(comparison)}\n\n"
         f"Plots: in [{html}]({html}), beside this file.\n",
     )
-    page = html_report.write(suite_dir)
-    return SuiteResult(suite_dir, comparison, order, incomplete, failed, page)
