@@ -122,18 +122,8 @@ def measure(
     (:func:`evaluator.run_topics.read_from_ms`), so an output whose carried input time
     is earlier is left out, its input unread.
     """
-    unread = 0
     own = stage(run.stage).own
-    expected_all = None
-    if inputs is not None and (own or not run.carries_inputs):
-        lookbacks = (config.lookback_short_s, config.lookback_long_s)
-        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
-    if own or (not run.carries_inputs and own_job.fills(run.stage) and inputs is not None):
-        outputs = own_job.filled(run.stage, outputs, expected_all)
-    if from_ms is not None:
-        early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
-        unread = int(early.sum())
-        outputs = _subset(outputs, ~early)
+    outputs, expected_all, unread = _prepared(run, config, outputs, inputs, from_ms)
     good, bad = _well_formed(run.stage, outputs)
     in_ts, period = _period(run, config, good, inputs)
     found = _explain(run, config, good, inputs, period, expected_all)
@@ -200,6 +190,32 @@ def measure(
             else None
         ),
     )
+
+
+def _prepared(
+    run: RunInfo,
+    config: EvaluatorConfig,
+    outputs: pd.DataFrame,
+    inputs: pd.DataFrame | None,
+    from_ms: int | None,
+) -> tuple[pd.DataFrame, pd.DataFrame | None, int]:
+    """The outputs to measure, the outputs the inputs imply where they are needed (a
+    stage of its own, or a job whose outputs may leave out their inputs, which those
+    fill in), and how many outputs were left out because their input came before
+    ``from_ms`` and was not read."""
+    own = stage(run.stage).own
+    expected_all = None
+    if inputs is not None and (own or not run.carries_inputs):
+        lookbacks = (config.lookback_short_s, config.lookback_long_s)
+        expected_all = exp.expected_outputs(run.stage, inputs, config.sliding_window_s, lookbacks)
+    if own or (not run.carries_inputs and own_job.fills(run.stage) and inputs is not None):
+        outputs = own_job.filled(run.stage, outputs, expected_all)
+    unread = 0
+    if from_ms is not None:
+        early = (outputs[s.INPUT_TS_LATEST] < from_ms).fillna(False).to_numpy(bool)
+        unread = int(early.sum())
+        outputs = _subset(outputs, ~early)
+    return outputs, expected_all, unread
 
 
 def _broker_kind(run: RunInfo) -> str | None:

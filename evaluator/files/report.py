@@ -116,22 +116,7 @@ def markdown(summary: dict[str, Any]) -> str:
             ),
             "",
         ]
-    lines += [
-        "## Records",
-        "",
-        "| count | value |",
-        "|---|---:|",
-    ]
-    by_kind = summary["records"].get("malformed_inputs_by_kind")
-    lines += [
-        f"| {k} | {format_exact(v)} |"
-        for k, v in summary["records"].items()
-        if k != "malformed_inputs_by_kind"
-    ]
-    if by_kind and any(by_kind.values()):
-        lines += ["", "Malformed inputs by kind (counted and dropped by the pipeline):", ""]
-        lines += ["| kind | inputs |", "|---|---:|"]
-        lines += [f"| {kind} | {n} |" for kind, n in by_kind.items()]
+    lines += _records(summary["records"])
     period = summary["period"]
     thr = summary["throughput"]
     lines += [
@@ -152,20 +137,36 @@ def markdown(summary: dict[str, Any]) -> str:
     if summary.get("missing"):
         lines += _missing(summary["missing"])
     if summary["wrong"]:
-        lines += ["## Wrong fields", "", "| field | outputs | example (output vs expected) |"]
-        lines += ["|---|---:|---|"]
-        for name, wrong in summary["wrong"].items():
-            ex = wrong["examples"][0]
-            ident = ", ".join(f"{k}={v}" for k, v in ex.items() if k not in ("output", "expected"))
-            lines.append(
-                f"| {name} | {wrong['count']} | {ident}: {ex['output']} vs {ex['expected']} |"
-            )
-        lines.append("")
+        lines += _wrong(summary["wrong"])
     if summary["warnings"]:
         lines += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
     page = rundir.REPORT_HTML
     lines += ["## Plots", "", f"In [{page}]({page}), beside this file.", ""]
     return "\n".join(lines)
+
+
+def _records(records: dict[str, Any]) -> list[str]:
+    """The records' counts, and the malformed inputs by kind where there are any."""
+    lines = ["## Records", "", "| count | value |", "|---|---:|"]
+    by_kind = records.get("malformed_inputs_by_kind")
+    counts = {k: v for k, v in records.items() if k != "malformed_inputs_by_kind"}
+    lines += [f"| {k} | {format_exact(v)} |" for k, v in counts.items()]
+    if by_kind and any(by_kind.values()):
+        lines += ["", "Malformed inputs by kind (counted and dropped by the pipeline):", ""]
+        lines += ["| kind | inputs |", "|---|---:|"]
+        lines += [f"| {kind} | {n} |" for kind, n in by_kind.items()]
+    return lines
+
+
+def _wrong(wrong_fields: dict[str, Any]) -> list[str]:
+    """The fields that disagree with the inputs, each with its first example."""
+    lines = ["## Wrong fields", "", "| field | outputs | example (output vs expected) |"]
+    lines += ["|---|---:|---|"]
+    for name, wrong in wrong_fields.items():
+        ex = wrong["examples"][0]
+        ident = ", ".join(f"{k}={v}" for k, v in ex.items() if k not in ("output", "expected"))
+        lines.append(f"| {name} | {wrong['count']} | {ident}: {ex['output']} vs {ex['expected']} |")
+    return [*lines, ""]
 
 
 def _conditions(summary: dict[str, Any]) -> list[str]:
