@@ -28,8 +28,7 @@ from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.run.application import Application
 from stagebench.run.metadata import machine, versions
-from stagebench.run.runner import execute
-from stagebench.run.warmup import shared_application
+from stagebench.run.root import execute, shared_application
 
 
 @dataclass(frozen=True)
