@@ -113,7 +113,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000],
                         help="record counts (default: 1000000 10000000)")  # fmt: skip
-    parser.add_argument("--bootstrap", help="Kafka (default: ground.kafka.resolve.resolve)")
+    parser.add_argument("--bootstrap", help="Kafka (default: stagebench.run.bootstrap.resolve)")
     parser.add_argument("--partitions", type=int, default=2, help="topic partitions (default: 2)")
     parser.add_argument("--child", choices=("consume", "evaluate"), help=argparse.SUPPRESS)
     parser.add_argument("--topic", help=argparse.SUPPRESS)
@@ -125,7 +125,7 @@ def main() -> int:
         result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(json.dumps(result))
         return 0
-    from ground.kafka.resolve import resolve
+    from stagebench.run.bootstrap import resolve
 
     bootstrap = resolve(args.bootstrap)
     for size in sorted(args.sizes):

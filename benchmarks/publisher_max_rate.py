@@ -24,12 +24,12 @@ from ground.jvm import maven
 from ground.jvm.java import java_executable
 from ground.kafka import KAFKA_VERSION
 from ground.kafka.node import BROKER_JARS
-from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
 from publisher.codec import LaneEncoder
 from publisher.config import PublisherConfig
 from publisher.model import make_locations
 from publisher.producer import publish
+from stagebench.run.bootstrap import resolve
 
 TOOL = "org.apache.kafka.tools.ProducerPerformance"
 KAFKA_TOOLS = maven.Pin.parse(

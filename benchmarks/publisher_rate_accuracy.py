@@ -35,11 +35,11 @@ from typing import Any
 from confluent_kafka import Consumer, TopicPartition
 
 from ground import contract as schema
-from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
 from publisher.codec import decode
 from publisher.config import PublisherConfig
 from publisher.producer import publish
+from stagebench.run.bootstrap import resolve
 
 READ_TIMEOUT_S = 60.0
 WARMUP_RATE = 5000

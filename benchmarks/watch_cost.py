@@ -29,9 +29,9 @@ import uuid
 
 import psutil
 
-from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics, delete_topics
 from stagebench.resources.sampler import Group, ResourceSampler
+from stagebench.run.bootstrap import resolve
 from stagebench.run.runner import SETTLE_EVERY_S
 from stagebench.run.watch import OutputWatcher
 
@@ -73,7 +73,7 @@ def main() -> int:
                         help="how long to watch (default: 60)")  # fmt: skip
     parser.add_argument("--rate", type=float, default=400,
                         help="outputs per second (default: 400)")  # fmt: skip
-    parser.add_argument("--bootstrap", help="Kafka (default: ground.kafka.resolve.resolve)")
+    parser.add_argument("--bootstrap", help="Kafka (default: stagebench.run.bootstrap.resolve)")
     args = parser.parse_args()
     bootstrap = resolve(args.bootstrap)
     topic = f"bench-watch-{uuid.uuid4().hex[:6]}"

@@ -1,6 +1,6 @@
-"""Kafka as stagebench uses it: which broker (:mod:`.resolve`), the embedded KRaft broker
-(:mod:`.broker`), topics that obey the one-clock rule (:mod:`.topics`, :mod:`.naming`),
-and the broker's clock (:mod:`.clock`)."""
+"""Kafka as stagebench uses it: the Kafka the user names (:mod:`.resolve`), the embedded
+KRaft broker (:mod:`.broker`), topics that obey the one-clock rule (:mod:`.topics`,
+:mod:`.naming`), and the broker's clock (:mod:`.clock`)."""
 
 KAFKA_VERSION = "4.3.1"
 """Apache Kafka release the embedded broker and the Kafka tools are resolved at."""

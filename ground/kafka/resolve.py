@@ -1,35 +1,26 @@
-"""Which Kafka to use: the one the user names, else the embedded broker.
+"""The Kafka the user names, checked before anything uses it.
 
-Order (docs/kafka.md#which-kafka): ``--bootstrap`` / ``STAGEBENCH_BOOTSTRAP`` if given,
-else a running embedded broker, else start one. Docker users start
-``docker-compose.yml`` themselves and pass its address.
+``--bootstrap``, else ``STAGEBENCH_BOOTSTRAP`` (docs/kafka.md#which-kafka). What to use
+when neither is given is the caller's choice: the ground package starts no broker by
+itself. Docker users start ``docker-compose.yml`` themselves and pass its address.
 """
 
 import os
-import sys
 
 from ground import envvars
 from ground.errors import BrokerError
-from ground.kafka.broker import EmbeddedBroker
 from ground.kafka.node import wait_until_reachable
 
 REACH_TIMEOUT_S = 10.0
 
 
-def resolve(explicit: str | None = None) -> str:
-    """A reachable bootstrap address; starts the embedded broker when none is given."""
+def named(explicit: str | None = None) -> str | None:
+    """The bootstrap address the user names (``explicit``, else the environment's),
+    reachable; None when none is named."""
     given = explicit or os.environ.get(envvars.BOOTSTRAP)
     if given:
         ensure_reachable(given)
-        return given
-    broker = EmbeddedBroker()
-    if state := broker.status():
-        return state.bootstrap
-    print(
-        "No Kafka given (--bootstrap / STAGEBENCH_BOOTSTRAP): starting the embedded broker",
-        file=sys.stderr,
-    )
-    return broker.start().bootstrap
+    return given or None
 
 
 def ensure_reachable(bootstrap: str, timeout_s: float = REACH_TIMEOUT_S) -> None:

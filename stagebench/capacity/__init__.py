@@ -1,7 +1,7 @@
 """Sustainable throughput: the highest constant rate a stage keeps up with.
 
 A capacity search (:mod:`.measure`) runs constant-rate probes, each a complete run
-(:func:`stagebench.run.runner.execute`), and judges each one from its summary
+(:func:`stagebench.run.root.execute`), and judges each one from its summary
 (:func:`.probe.judge`). :func:`.search.search` grows the rate geometrically from the
 first probe until one is not sustainable, bisects the bracket until its width is within
 the precision, then spends its last probes at the current estimate of the capacity.

@@ -31,8 +31,7 @@ from stagebench.results.capacity import CapacityResult
 from stagebench.results.documents import CAPACITIES_SCHEMA_VERSION
 from stagebench.run.application import Application
 from stagebench.run.metadata import machine, versions
-from stagebench.run.runner import execute
-from stagebench.run.warmup import shared_application
+from stagebench.run.root import execute, shared_application
 
 
 @dataclass(frozen=True)

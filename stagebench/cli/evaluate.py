@@ -59,8 +59,8 @@ def add(sub: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evaluator.evaluation import evaluate
-    from ground.kafka.resolve import resolve
     from stagebench.report.html import write as write_page
+    from stagebench.run.bootstrap import resolve
 
     info = _run_info(args)
     out_dir = args.out or args.run_dir

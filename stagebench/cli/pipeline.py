@@ -132,7 +132,7 @@ def config_from_args(args: argparse.Namespace, bootstrap: str) -> PipelineConfig
 
 
 def run(args: argparse.Namespace) -> int:
-    from ground.kafka.resolve import resolve
+    from stagebench.run.bootstrap import resolve
 
     # validate everything before resolving Kafka, which may start the embedded broker
     config = config_from_args(args, args.bootstrap or "unresolved")

@@ -56,9 +56,9 @@ def config_from_args(args: argparse.Namespace) -> PublisherConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ground.kafka.resolve import resolve
     from publisher.producer import file_source, publish
     from stagebench.console import Console
+    from stagebench.run.bootstrap import resolve
 
     config = config_from_args(args)
     # refused before a broker is started: a summary that cannot be written, a replay

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from evaluator.model.summary_file import is_incomplete
     from stagebench.history.index import record_or_warn
     from stagebench.report.summary_table import format_runs
-    from stagebench.run.runner import execute
+    from stagebench.run.root import execute
 
     settings = load(args.config, run_overrides(args, stage=args.stage))
     config = from_mapping(RunConfig, settings.section("run"), "run")

@@ -38,8 +38,8 @@ def add(sub: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Producer
 
-    from ground.kafka.resolve import resolve
     from ground.kafka.topics import check_topics, create_topics, delete_topics
+    from stagebench.run.bootstrap import resolve
 
     began = time.monotonic()
     engine = registry.engine(args.engine)

@@ -87,8 +87,8 @@ def _names(args: argparse.Namespace) -> list[str]:
 
 
 def create(args: argparse.Namespace) -> int:
-    from ground.kafka.resolve import resolve
     from ground.kafka.topics import create_topics
+    from stagebench.run.bootstrap import resolve
 
     if args.partitions < 1:
         raise ConfigError("--partitions must be at least 1")
@@ -106,8 +106,8 @@ def create(args: argparse.Namespace) -> int:
 
 
 def check(args: argparse.Namespace) -> int:
-    from ground.kafka.resolve import resolve
     from ground.kafka.topics import check_topics
+    from stagebench.run.bootstrap import resolve
 
     names = _names(args)
     report = check_topics(resolve(args.bootstrap), names, leader=args.leader)

@@ -41,24 +41,25 @@ class Outcome:
 class FaultInjector:
     """Injects a run's fault (``run.fault``) and keeps the window it left (:attr:`faults`).
 
-    ``wait(seconds, what)`` waits out the broker's outage while the run's health is checked.
+    What it needs, the run's composition root (:mod:`stagebench.run.root`) hands it:
+    ``wait(seconds, what)`` waits out the broker's outage while the run's health is checked
+    (a :class:`stagebench.run.waiting.Waiter`); ``restartable``, for a broker fault, the
+    embedded broker it stops and starts (:func:`restartable_broker`).
     """
 
     def __init__(
         self,
         run: RunConfig,
-        bootstrap: str,
         console: Console,
         engine: Job,
         health: HealthMonitor,
         clock: BrokerClock,
         wait: Callable[[float, str], None],
+        restartable: EmbeddedBroker | None,
     ):
         self.run, self.console, self.engine, self.health = run, console, engine, health
-        self.clock, self.wait = clock, wait
+        self.clock, self.wait, self._restartable = clock, wait, restartable
         self.faults: list[dict[str, Any]] = []
-        # a broker fault needs a broker it can restart: refused before anything starts
-        self._restartable = embedded_broker_of(bootstrap) if run.fault in BROKER_FAULTS else None
 
     def inject(self) -> None:
         """Inject the run's fault and record its window in broker time: from the last
@@ -138,6 +139,13 @@ ACTIONS: Final[dict[str, Callable[[FaultInjector], Outcome]]] = {
 }
 """What each fault of the broker and of a whole job does (a fault of a part of the job
 is its engine's :class:`engines.base.PartLoss`)."""
+
+
+def restartable_broker(run: RunConfig, bootstrap: str) -> EmbeddedBroker | None:
+    """The broker a broker fault of ``run`` restarts (:func:`embedded_broker_of`); None
+    for any other run. Asked before anything starts, so that a fault it cannot inject is
+    refused first."""
+    return embedded_broker_of(bootstrap) if run.fault in BROKER_FAULTS else None
 
 
 def embedded_broker_of(bootstrap: str) -> EmbeddedBroker:

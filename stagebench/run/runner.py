@@ -17,17 +17,18 @@ of the run is sampled throughout.
 Whatever happens, the run directory keeps what was collected; a failed or
 interrupted run says so in ``status.json``.
 
-This module is the flow; its parts are apart: the configurations
-(:mod:`stagebench.config.roles`), the publisher's thread
+This module is the flow; its parts are apart, and the run's composition root
+(:mod:`stagebench.run.root`) builds them and hands them to :class:`Run`: the
+configurations (:mod:`stagebench.config.roles`), the publisher's thread
 (:mod:`stagebench.run.publisher`), the health and leader checks
 (:mod:`stagebench.run.health`), the broker's clock (:mod:`stagebench.run.broker_clock`),
-what it samples of the machine (:mod:`stagebench.run.sampling`) and the faults
-(:mod:`stagebench.run.faults`).
+what it samples of the machine (:mod:`stagebench.run.sampling`), its waits
+(:mod:`stagebench.run.waiting`) and the faults (:mod:`stagebench.run.faults`).
 """
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,20 +40,16 @@ from evaluator.model.result import Summary
 from evaluator.model.run_info import RunInfo, RunMetadata, save_run
 from ground import files, rundir
 from ground.errors import FileError, StagebenchError
-from ground.kafka.naming import RunTopics, new_run_id
-from ground.kafka.resolve import resolve
+from ground.kafka.naming import RunTopics
 from ground.kafka.topics import check_topics, create_topics
 from ground.stages import stage
-from publisher.producer import file_source
-from publisher.source import Source
-from publisher.workload import workload
+from publisher.workload import Workload
 from stagebench.config.layers import Settings
-from stagebench.config.roles import assemble, publisher_config, validate
+from stagebench.config.roles import RoleConfigs
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
 from stagebench.resources.sampler import MACHINE
-from stagebench.run.application import Application
 from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.faults import FaultInjector
 from stagebench.run.health import HealthMonitor
@@ -60,10 +57,10 @@ from stagebench.run.job import Job, progress_events
 from stagebench.run.metadata import started
 from stagebench.run.publisher import PublisherThread
 from stagebench.run.sampling import RunResources
+from stagebench.run.waiting import Waiter
 from stagebench.run.warmup import Warmth
 from stagebench.run.watch import OutputWatcher
 
-HEALTH_EVERY_S = 2.0
 SETTLE_EVERY_S = 2.0
 STOP_TIMEOUT_S = 60.0
 FAILED_STOP_TIMEOUT_S = 15.0
@@ -78,67 +75,34 @@ class RunResult:
     """The run's report.html."""
 
 
-def execute(
-    run: RunConfig,
-    settings: Settings,
-    console: Console | None = None,
-    application: Application | None = None,
-) -> RunResult:
-    """Run one stage end to end; the run directory and its summary. ``application``: a
-    suite's or a capacity search's shared Spark application, which runs the query when it can
-    (:meth:`Application.accepts`) and no fault is injected."""
-    console = console or Console()
-    # before a broker is started: settings that cannot run, results that cannot be
-    # written, a replay file that cannot be read or breaks the contract
-    validate(run, settings)
-    files.writable_dir(Path(run.results_dir))
-    run_id = new_run_id()
-    replay = file_source(publisher_config(run, settings, RunTopics.for_run(run_id)))
-    bootstrap = resolve(run.bootstrap)
-    run_dir = Path(run.results_dir) / rundir.dir_name(run.stage, run_id)
-    prepared = Run(run, settings, bootstrap, run_id, run_dir, console, application, replay)
-    run_dir.mkdir(parents=True)
-    return prepared.execute()
-
-
+@dataclass(eq=False)
 class Run:
-    """The state of one run while it executes; see the module docstring for the flow."""
+    """The state of one run while it executes (see the module docstring for the flow), on
+    the parts its composition root (:func:`stagebench.run.root.execute`) built."""
 
-    def __init__(
-        self,
-        run: RunConfig,
-        settings: Settings,
-        bootstrap: str,
-        run_id: str,
-        run_dir: Path,
-        console: Console,
-        application: Application | None = None,
-        replay: Source | None = None,
-    ):
-        self.run, self.bootstrap, self.run_id, self.dir = run, bootstrap, run_id, run_dir
-        self.console = console
-        self.workload = workload(run.workload)
-        self.topics = RunTopics.for_run(run_id)
-        self.settings = settings
-        # every configuration is built and validated before anything starts
-        self.config = assemble(run, settings, bootstrap, run_id, run_dir, self.topics)
-        self.warmth = Warmth.of(run, self.config.pipeline, application)
-        self.engine = Job(run_dir, self.config.pipeline, self.warmth.application)
-        self.publisher = PublisherThread(bootstrap, self.config.publisher, replay)
-        self.health = HealthMonitor(bootstrap, self.topics, self.engine, self.publisher)
-        self.clock = BrokerClock(bootstrap, self.topics.inputs, self.health.check)
-        self.machine = RunResources(
-            lambda: [self.engine.pid] if self.engine.pid else [],
-            lambda: list(self.health.broker_pids),
-        )
-        self.watcher: OutputWatcher | None = None
-        self.marks: dict[str, int] = {}
-        self.warmup: dict[str, Any] = {}
-        self.warnings: list[str] = []
-        self.warm_up_began = time.monotonic()
-        self.injector = FaultInjector(
-            run, bootstrap, console, self.engine, self.health, self.clock, self._wait
-        )
+    run: RunConfig
+    settings: Settings
+    bootstrap: str
+    run_id: str
+    dir: Path
+    console: Console
+    workload: Workload
+    topics: RunTopics
+    config: RoleConfigs
+    """Every configuration, built and validated before anything starts."""
+    warmth: Warmth
+    engine: Job
+    publisher: PublisherThread
+    health: HealthMonitor
+    clock: BrokerClock
+    machine: RunResources
+    wait: Waiter
+    injector: FaultInjector
+    watcher: OutputWatcher | None = field(default=None, init=False)
+    marks: dict[str, int] = field(default_factory=dict, init=False)
+    warmup: dict[str, Any] = field(default_factory=dict, init=False)
+    warnings: list[str] = field(default_factory=list, init=False)
+    warm_up_began: float = field(default_factory=time.monotonic, init=False)
 
     # --- the flow --------------------------------------------------------------
     def execute(self) -> RunResult:
@@ -163,7 +127,7 @@ class Run:
             if self.workload.backlog_first:
                 backlog = self.config.publisher.backlog_s
                 self._start_publisher()
-                self._wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
+                self.wait(backlog, f"publishing the {backlog:g} s backlog before the job starts")
                 self._start_pipeline()
                 self.warmup = {"mode": "none (backlog)", "seconds": 0.0, "settled": None}
             else:
@@ -173,17 +137,17 @@ class Run:
                 self._warm_up()
                 self.marks["start_ms"] = self.clock.mark("start of the measured period")
             if run.fault:
-                self._wait(run.fault_at_s, "measuring")
+                self.wait(run.fault_at_s, "measuring")
                 self.injector.inject()
-                self._wait(run.duration_s - run.fault_at_s, "measuring the recovery")
+                self.wait(run.duration_s - run.fault_at_s, "measuring the recovery")
             else:
-                self._wait(run.duration_s, "measuring")
+                self.wait(run.duration_s, "measuring")
             self.marks["end_ms"] = self.clock.mark("end of the measured period")
             if tail := run.published_tail_s:
                 say(f"measured period over; publishing a {tail:g} s tail so windows close")
-                self._wait(tail, "tail")
+                self.wait(tail, "tail")
             self.publisher.stop()
-            self.publisher.join(self.health.check, self._warn)
+            self.publisher.join(self.health.check, self.warn)
             self._drain()
             # a leader that moved after the last poll fails the run before it is called
             # complete
@@ -215,7 +179,7 @@ class Run:
     def _lead_in(self) -> None:
         if self.config.publisher.lead_in_s:
             rate = self.run.rate * self.config.publisher.lead_in_share
-            self._wait(self.config.publisher.lead_in_s, f"lead-in at {rate:,.0f} msg/s")
+            self.wait(self.config.publisher.lead_in_s, f"lead-in at {rate:,.0f} msg/s")
 
     def _warm_up(self) -> None:
         """Publish at the rate until the job is warm: fixed seconds, or until settled."""
@@ -224,11 +188,11 @@ class Run:
         lead_in_s = self.config.publisher.lead_in_s
         lead_in = {"lead_in_s": lead_in_s} if lead_in_s else {}
         if run.warmup_s != "auto":
-            self._wait(float(run.warmup_s), "warming up")
+            self.wait(float(run.warmup_s), "warming up")
             self.warmup = {"mode": "fixed", "seconds": float(run.warmup_s), "settled": None,
                            **lead_in}  # fmt: skip
             if not run.warmup_s:
-                self._warn("no warm-up (warmup 0): start-up latencies are measured too")
+                self.warn("no warm-up (warmup 0): start-up latencies are measured too")
             return
         named = self.topics.inputs if stage(run.stage).own else ()
         self.watcher = OutputWatcher(self.bootstrap, self.topics.output, named).start()
@@ -257,12 +221,12 @@ class Run:
                 f"{settling} agree within {tolerance * 100:g} %)"
             )
         elif SETTLE_WINDOWS * window > run.warmup_max_s:
-            self._warn(
+            self.warn(
                 f"the latency could not settle: {settling} take longer than the longest "
                 f"warm-up ({run.warmup_max_s:g} s, warmup_max_s); shorten settle_window_s"
             )
         else:
-            self._warn(
+            self.warn(
                 f"the latency had not settled after the longest warm-up ({run.warmup_max_s:g} s, "
                 f"warmup_max_s): the measured period may still be warming up or overloaded"
             )
@@ -296,28 +260,15 @@ class Run:
         if self.engine.drain(self.run.drain_timeout_s, self.health.check):
             self.marks["drained_ms"] = int(time.time() * 1000)
             return
-        self._warn(
+        self.warn(
             f"the job had not drained {self.run.drain_timeout_s:g} s after the input stopped; "
             "evaluating what arrived (late outputs count as missing)"
         )
 
-    def _warn(self, message: str) -> None:
+    def warn(self, message: str) -> None:
         """A reason not to trust this run's numbers: shown now and stored in summary.json."""
         self.console.warn(message)
         self.warnings.append(message)
-
-    def _wait(self, seconds: float, what: str) -> None:
-        """Sleep ``seconds`` with a progress display, checking the run's health meanwhile."""
-        began = time.monotonic()
-        deadline = began + seconds
-        next_health = 0.0
-        with self.console.task(what, seconds) as update:
-            while (now := time.monotonic()) < deadline:
-                if now >= next_health:
-                    self.health.check()
-                    next_health = now + HEALTH_EVERY_S
-                update(now - began, self.publisher.progress_line())
-                time.sleep(min(0.2, max(0.0, deadline - now)))
 
     # --- shutdown and results --------------------------------------------------
     def _shutdown(self, status: dict[str, Any]) -> None:
@@ -336,7 +287,7 @@ class Run:
             self.health.local_broker,
         )
         for warning in warnings:
-            self._warn(warning)
+            self.warn(warning)
         if summary := self.publisher.summary:
             self._write(rundir.PUBLISHER, summary.to_dict())
         self.metadata["ended_at"] = datetime.now(UTC).isoformat()

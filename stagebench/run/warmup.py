@@ -11,11 +11,14 @@ of those below it), on topics of its own at ``app_warmup_rate`` × its rate for 
 time, and measures nothing of it. Each stage then runs in turn, in the same application,
 with fresh topics and checkpoint, and warms up by the settle rule with the short
 windows of a warm JVM.
+
+The run's composition root (:mod:`stagebench.run.root`) resolves the broker and hands
+the warm-up the way to build each query it runs alone (:class:`Query`).
 """
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,6 @@ from engines.config import PipelineConfig
 from ground import rundir
 from ground.errors import EngineError, StagebenchError
 from ground.kafka.naming import RunTopics, new_run_id
-from ground.kafka.resolve import resolve
 from ground.kafka.topics import create_topics
 from ground.stages import deepest_first
 from stagebench.config.layers import Settings
@@ -39,6 +41,21 @@ STOP_TIMEOUT_S = 60.0
 APPLICATION_STOP_S = 60.0
 
 
+@dataclass(frozen=True)
+class Query:
+    """A stage's query run alone in the application: its fresh topics, its job there and
+    the publisher of its load."""
+
+    topics: RunTopics
+    job: Job
+    publisher: PublisherThread
+
+
+BuildQuery = Callable[[RunConfig, Settings, str, str, Path, Application], Query]
+"""How the composition root builds a :class:`Query`: from the run, its settings, the
+bootstrap address, the query's id and directory, and the application it runs in."""
+
+
 @contextlib.contextmanager
 def shared_application(
     parent: Path,
@@ -46,13 +63,15 @@ def shared_application(
     base: RunConfig,
     console: Console,
     owner: str,
+    bootstrap: str,
+    build: BuildQuery,
 ) -> Iterator[tuple[Application | None, dict[str, Any] | None]]:
     """The Spark application ``runs`` share (in ``parent``/application), started with the
     settings of their first Spark run in micro-batches and warmed up on every Spark run it
-    can take, and what warmed it up; stopped on leaving. ``(None, None)`` when it can take
-    no run, or (with a warning: the runs then get jobs of their own) when it cannot start
-    or warm up. ``owner`` names whose it is in the messages ("suite", "search")."""
-    bootstrap = resolve(base.bootstrap)
+    can take (each query built by ``build``), and what warmed it up; stopped on leaving.
+    ``(None, None)`` when it can take no run, or (with a warning: the runs then get jobs of
+    their own) when it cannot start or warm up. ``owner`` names whose it is in the
+    messages ("suite", "search")."""
     takes: list[tuple[RunConfig, Settings]] = []
     application: Application | None = None
     for run, settings in runs:
@@ -73,7 +92,7 @@ def shared_application(
     try:
         with console.task("waiting for the Spark application") as update:
             application.start(base.ready_timeout_s, update)
-        warmed_up = warm_up(application, takes, bootstrap, console)
+        warmed_up = warm_up(application, takes, bootstrap, console, build)
     except StagebenchError as err:
         console.warn(f"the shared Spark application failed, each run gets a job of its own: {err}")
         application.close(APPLICATION_STOP_S)
@@ -92,10 +111,12 @@ def warm_up(
     runs: list[tuple[RunConfig, Settings]],
     bootstrap: str,
     console: Console,
+    build: BuildQuery,
 ) -> dict[str, Any]:
-    """Run each query of ``runs`` alone in ``application`` (:func:`turns`), each for the
-    first run's ``app_warmup_s`` at ``app_warmup_rate`` times its rate; what was done,
-    for each run's conditions (``application`` in its warm-up record)."""
+    """Run each query of ``runs`` alone in ``application`` (:func:`turns`; ``build``
+    builds it), each for the first run's ``app_warmup_s`` at ``app_warmup_rate`` times its
+    rate; what was done, for each run's conditions (``application`` in its warm-up
+    record)."""
     first = runs[0][0]
     rate, seconds = first.rate * first.app_warmup_rate, first.app_warmup_s
     root = application.dir / f"warmup-{new_run_id()}"
@@ -106,7 +127,10 @@ def warm_up(
             f"warming up the shared Spark application, {k} of {len(order)}: {run.stage} "
             f"({run.impl}) alone at {rate:,.0f} msg/s for {seconds:g} s, not measured"
         )
-        _warm_alone(application, run, settings, bootstrap, console, rate, seconds, root)
+        warm_id = new_run_id()
+        query = build(_alone(run, rate, seconds), settings, bootstrap, warm_id,
+                      root / f"{run.stage}-{run.impl}-{warm_id}", application)  # fmt: skip
+        _warm_alone(application, query, run, bootstrap, console, seconds)
     record = {
         "stages": [f"{run.stage}/{run.impl}" for run, _ in order],
         "rate": rate,
@@ -128,26 +152,24 @@ def turns(runs: list[tuple[RunConfig, Settings]]) -> list[tuple[RunConfig, Setti
     return sorted(unique.values(), key=lambda r: deepest_first(r[0].stage))
 
 
+def _alone(run: RunConfig, rate: float, seconds: float) -> RunConfig:
+    """``run`` as its warm-up runs it: at ``rate`` for ``seconds``, without a warm-up,
+    a lead-in or a fault, on the latency workload."""
+    return replace(run, rate=rate, warmup_s=0.0, duration_s=seconds, fault=None,
+                   workload="latency", lead_in_s=0.0)  # fmt: skip
+
+
 def _warm_alone(
     application: Application,
+    query: Query,
     run: RunConfig,
-    settings: Settings,
     bootstrap: str,
     console: Console,
-    rate: float,
     seconds: float,
-    root: Path,
 ) -> None:
-    """One stage's query alone in ``application`` on fresh topics for ``seconds``."""
-    warm_id = new_run_id()
-    topics = RunTopics.for_run(warm_id)
-    warm = replace(run, rate=rate, warmup_s=0.0, duration_s=seconds, fault=None,
-                   workload="latency", lead_in_s=0.0)  # fmt: skip
-    run_dir = root / f"{run.stage}-{run.impl}-{warm_id}"
-    roles = assemble(warm, settings, bootstrap, warm_id, run_dir, topics)
-    publisher = PublisherThread(bootstrap, roles.publisher)
-    engine = Job(run_dir, roles.pipeline, application)
-    create_topics(bootstrap, topics.all, partitions=run.partitions, leader=run.leader,
+    """One stage's ``query`` alone in ``application`` on its fresh topics for ``seconds``."""
+    engine, publisher = query.job, query.publisher
+    create_topics(bootstrap, query.topics.all, partitions=run.partitions, leader=run.leader,
                   replication=run.replication)  # fmt: skip
     try:
         with console.task("starting the warm-up query") as update:

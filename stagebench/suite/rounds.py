@@ -36,8 +36,8 @@ from stagebench.config.layers import Settings, engine_tables
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
 from stagebench.report import html as html_report
-from stagebench.run.runner import execute
-from stagebench.run.warmup import describe_warm_up, shared_application
+from stagebench.run.root import execute, shared_application
+from stagebench.run.warmup import describe_warm_up
 from stagebench.suite.auto import Plan, plan_rounds
 from stagebench.suite.entry import Entry, entry_run
 from stagebench.suite.order import Order, round_orders

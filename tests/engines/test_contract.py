@@ -148,9 +148,9 @@ def test_a_toy_engines_fault_kills_the_process_the_engine_picks(toy, victim, pic
     steps: list[str] = []
     job = SimpleNamespace(engine=toy, pid=4242, ready_text="app-7")
     injector = FaultInjector(
-        SimpleNamespace(fault="gear-loss"), "host:1", SimpleNamespace(step=steps.append), job,
+        SimpleNamespace(fault="gear-loss"), SimpleNamespace(step=steps.append), job,
         SimpleNamespace(), SimpleNamespace(mark=lambda *a, **k: next(marks)),
-        lambda seconds, what: None,
+        lambda seconds, what: None, None,
     )  # fmt: skip
     injector.inject()
     assert victim.wait(10) == -9  # SIGKILL

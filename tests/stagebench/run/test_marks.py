@@ -14,7 +14,6 @@ from publisher.config import PublisherConfig
 from publisher.workload import workload
 from stagebench.config.faults import FAULTS
 from stagebench.run import broker_clock, health
-from stagebench.run import faults as fault_injection
 from stagebench.run.broker_clock import BrokerClock
 from stagebench.run.faults import ACTIONS, FaultInjector
 from stagebench.run.health import HealthMonitor
@@ -90,7 +89,6 @@ def test_a_broker_restart_stops_the_broker_cleanly_and_a_broker_kill_kills_it(
         stop_node=lambda node, kill: calls.append(("stop", node, kill)),
         start_node=lambda node: calls.append(("start", node)),
     )
-    monkeypatch.setattr(fault_injection, "embedded_broker_of", lambda bootstrap: restartable)
     # no broker here before the fault; the embedded one's new process after it
     brokers = iter([None, LocalBroker("embedded", (4242,))])
     monkeypatch.setattr(health, "local_broker", lambda bootstrap: next(brokers))
@@ -98,12 +96,12 @@ def test_a_broker_restart_stops_the_broker_cleanly_and_a_broker_kill_kills_it(
     monitor = HealthMonitor("127.0.0.1:1", SimpleNamespace(), SimpleNamespace(), SimpleNamespace())
     injector = FaultInjector(
         SimpleNamespace(fault=fault, fault_down_s=3.0),
-        "127.0.0.1:1",
         SimpleNamespace(step=steps.append),
         SimpleNamespace(),
         monitor,
         SimpleNamespace(mark=broker_mark),
         lambda seconds, what: calls.append(("down", seconds, monitor._broker_down)),
+        restartable,
     )
     before_ms = int(time.time() * 1000)
     injector.inject()

@@ -15,6 +15,7 @@ from ground.errors import StagebenchError
 from stagebench.config.layers import Settings
 from stagebench.config.settings import RunConfig
 from stagebench.console import Console
+from stagebench.run import root as run_root
 from stagebench.run import warmup as app_warmup
 from stagebench.suite import rounds as suite
 from stagebench.suite.order import round_orders
@@ -230,13 +231,14 @@ def test_a_suite_shares_one_warmed_up_application_or_falls_back(fake_runs, monke
     (not the floor), and it is closed at the end; one that cannot start is closed too,
     and every run gets a job of its own."""
     made, given = [], []
-    monkeypatch.setattr(app_warmup, "resolve", lambda bootstrap: "127.0.0.1:9092")
+    monkeypatch.setattr(run_root, "resolve", lambda bootstrap: "127.0.0.1:9092")
     monkeypatch.setattr(FakeApplication, "fail", fail)
     monkeypatch.setattr(app_warmup, "Application", lambda *a: made.append(FakeApplication(*a))
                         or made[-1])  # fmt: skip
     record = {"stages": ["join/builtin", "ingest/builtin"], "rate": 400.0, "seconds": 40.0}
 
-    def warm_up(application, takes, bootstrap, console):
+    def warm_up(application, takes, bootstrap, console, build):
+        assert build is run_root.warm_query
         assert [run.stage for run, _ in takes] == ["ingest", "join"]
         return record
 
