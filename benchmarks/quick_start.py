@@ -87,7 +87,8 @@ def run_reference(results: Path, stages: str, warmup: int, duration: int) -> dic
     return reference_p50([suite_dir])
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's options; the rest are the suites' own."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suites", type=int, default=3, help="suites in a row (default 3)")
     parser.add_argument("--results", type=Path, required=True, help="results directory")
@@ -114,9 +115,14 @@ def main() -> None:
         metavar="S",
         help="the interleaved references' measured seconds (default 300)",
     )
-    args, extra = parser.parse_known_args()
+    return parser
+
+
+def main() -> None:
+    options = parser()
+    args, extra = options.parse_known_args()
     if args.interleave and args.reference:
-        parser.error("--reference and --interleave exclude each other")
+        options.error("--reference and --interleave exclude each other")
     args.results.mkdir(parents=True, exist_ok=True)
     references_dir = args.results / "references"
 

@@ -139,12 +139,8 @@ def measure(
     if own:  # which outputs must exist is the job's to know: inputs none names, counted
         unreferenced, missing = counts["missing"], None
         counts["expected"] = counts["missing"] = None
-    carried = checks.Carried(
-        input_ts_mismatch=None,
-        input_ts_earliest_mismatch=None,
-        input_count_mismatch=None,
-        wrong_values=None,
-    )
+    carried = checks.Carried(input_ts_mismatch=None, input_ts_earliest_mismatch=None,
+                             input_count_mismatch=None, wrong_values=None)  # fmt: skip
     wrong: dict[str, dict] | None = None
     if found.rows is not None:
         carried, wrong = checks.check(
