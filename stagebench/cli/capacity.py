@@ -309,6 +309,7 @@ def tuned_searches(
         results.append(result)
         print(f"capacity of {engine.name}:{name} at {_shown(setting)}: "
               f"{headline(result)}")  # fmt: skip
+        print(f"results: {result.dir}")
         if warning := record_or_warn(Path(base.results_dir), Path(result.dir)):
             console.warn(warning)
         return result
