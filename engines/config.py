@@ -25,8 +25,10 @@ and the floor with it: the runner sees a job drained after two empty reports
 class EngineSettings:
     """An engine's own settings, the table ``[engine.<name>]`` of a configuration file: a
     frozen dataclass of this base whose fields are the table's keys, each with ``help``
-    in its metadata (``option: True`` makes it an option of run, suite and capacity too),
-    validated in ``__post_init__``. A run records them in config.json under that name."""
+    in its metadata (``option: True`` makes it an option of run, suite and capacity too;
+    ``tune``: its candidate values from the latency end to the throughput end, for
+    ``--profile`` and ``capacity --tune``), validated in ``__post_init__``. A run records
+    them in config.json under that name."""
 
     @property
     def place(self) -> str | None:
